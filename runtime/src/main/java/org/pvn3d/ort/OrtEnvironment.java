@@ -1,0 +1,196 @@
+package org.pvn3d.ort;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.pvn3d.ort.ffm.OrtApi;
+import org.pvn3d.ort.ffm.OrtLoggingFunction;
+import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.NativeObject;
+
+/**
+ * The ORT environment ({@code OrtEnv}): one per process, as in ORT's own Java API. ORT's log goes to
+ * the {@link System.Logger} named {@value #ORT_LOGGER}, at the level {@link OrtLoggingLevel#javaLevel()}
+ * says.
+ *
+ * <p>Sessions keep their environment alive: {@link #close()} releases the native environment only once
+ * the last session created from it has been closed too. After that, {@link #getEnvironment()} creates
+ * a new one.
+ */
+public final class OrtEnvironment implements AutoCloseable {
+    /** The name of the Java logger ORT's own messages go to. */
+    public static final String ORT_LOGGER = "onnxruntime";
+    public static final String DEFAULT_LOG_ID = "pvn3d-ort";
+
+    private static final System.Logger ORT_LOG = System.getLogger(ORT_LOGGER);
+    private static final MemorySegment LOG_CALLBACK =
+            OrtLoggingFunction.allocate(OrtEnvironment::log, Arena.global());
+
+    private static OrtEnvironment instance;
+
+    private final EnvHandle env;
+    private final OrtLoggingLevel level;
+    private final String logId;
+    private int users = 1; // the environment object itself plus one per open session
+    private boolean closed;
+
+    private OrtEnvironment(EnvHandle env, OrtLoggingLevel level, String logId) {
+        this.env = env;
+        this.level = level;
+        this.logId = logId;
+    }
+
+    /** The process's environment, created at {@code WARNING} level on first use. */
+    public static OrtEnvironment getEnvironment() {
+        return getEnvironment(OrtLoggingLevel.ORT_LOGGING_LEVEL_WARNING, DEFAULT_LOG_ID);
+    }
+
+    /**
+     * The process's environment, created with this logging level and id if there is none yet (an
+     * existing one is returned as it is, like ORT's Java API does).
+     */
+    public static synchronized OrtEnvironment getEnvironment(OrtLoggingLevel level, String logId) {
+        if (instance == null || instance.closed) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment out = arena.allocate(ADDRESS);
+                Api.check(OrtApi.CreateEnvWithCustomLogger.invoke(Api.CreateEnvWithCustomLogger, LOG_CALLBACK,
+                        MemorySegment.NULL, level.value(), arena.allocateFrom(logId), out), "CreateEnv");
+                instance = new OrtEnvironment(new EnvHandle(out.get(ADDRESS, 0)), level, logId);
+            }
+        }
+        return instance;
+    }
+
+    public OrtLoggingLevel getLoggingLevel() {
+        return level;
+    }
+
+    public String getLogId() {
+        return logId;
+    }
+
+    /** The runtime this environment runs on (version, path). */
+    public OrtRuntime getRuntime() {
+        return OrtRuntime.get();
+    }
+
+    /** The execution providers the loaded runtime was built with, e.g. CUDAExecutionProvider. */
+    public List<String> getAvailableProviders() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment arrayOut = arena.allocate(ADDRESS);
+            MemorySegment countOut = arena.allocate(JAVA_INT);
+            Api.check(OrtApi.GetAvailableProviders.invoke(Api.GetAvailableProviders, arrayOut, countOut));
+            int n = countOut.get(JAVA_INT, 0);
+            MemorySegment array = arrayOut.get(ADDRESS, 0).reinterpret(ADDRESS.byteSize() * n);
+            List<String> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                out.add(array.getAtIndex(ADDRESS, i).reinterpret(Long.MAX_VALUE).getString(0));
+            }
+            Api.check(OrtApi.ReleaseAvailableProviders.invoke(Api.ReleaseAvailableProviders, array, n));
+            return out;
+        }
+    }
+
+    /** Creates a session from a model file. */
+    public OrtSession createSession(Path model, OrtSession.SessionOptions options) {
+        return new OrtSession(this, model, null, options);
+    }
+
+    public OrtSession createSession(String model, OrtSession.SessionOptions options) {
+        return createSession(Path.of(model), options);
+    }
+
+    public OrtSession createSession(Path model) {
+        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+            return createSession(model, options);
+        }
+    }
+
+    public OrtSession createSession(String model) {
+        return createSession(Path.of(model));
+    }
+
+    /** Creates a session from a model held in memory. */
+    public OrtSession createSession(byte[] model, OrtSession.SessionOptions options) {
+        return new OrtSession(this, null, model, options);
+    }
+
+    public OrtSession createSession(byte[] model) {
+        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+            return createSession(model, options);
+        }
+    }
+
+    /** Registers a user (a session) that keeps the native environment alive; returns its handle. */
+    synchronized MemorySegment retain() {
+        if (closed) {
+            throw new OrtException("OrtEnvironment is closed");
+        }
+        users++;
+        return env.handle();
+    }
+
+    synchronized void unretain() {
+        if (--users == 0) {
+            env.close();
+        }
+    }
+
+    /** The native handle (internal use). */
+    public MemorySegment handle() {
+        return env.handle();
+    }
+
+    public synchronized boolean isClosed() {
+        return closed;
+    }
+
+    /** Closes this environment; the native one goes once its sessions are closed too. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            unretain();
+        }
+    }
+
+    private static void log(MemorySegment param, int severity, MemorySegment category, MemorySegment logId,
+            MemorySegment codeLocation, MemorySegment message) {
+        // An upcall must never throw: an exception here would end the JVM.
+        try {
+            OrtLoggingLevel level = OrtLoggingLevel.of(severity);
+            Level javaLevel = level.javaLevel();
+            if (ORT_LOG.isLoggable(javaLevel)) {
+                ORT_LOG.log(javaLevel, "[{0}] {1} {2}", cString(logId), cString(codeLocation), cString(message));
+            }
+        } catch (Throwable t) {
+            // nothing sensible to do: dropping one log line is better than crashing
+        }
+    }
+
+    private static String cString(MemorySegment s) {
+        return s.address() == 0 ? "" : s.reinterpret(Long.MAX_VALUE).getString(0);
+    }
+
+    @Override
+    public String toString() {
+        return "OrtEnvironment(" + logId + ", " + level + ", " + OrtRuntime.get() + ")";
+    }
+
+    private static final class EnvHandle extends NativeObject {
+        EnvHandle(MemorySegment handle) {
+            super("OrtEnv", handle);
+        }
+
+        @Override
+        protected void releaseNative(MemorySegment handle) {
+            OrtApi.ReleaseEnv.invoke(Api.ReleaseEnv, handle);
+        }
+    }
+}

@@ -1,0 +1,610 @@
+package org.pvn3d.ort;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.pvn3d.ort.ffm.OrtApi;
+import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Memory;
+import org.pvn3d.ort.internal.NativeObject;
+import org.pvn3d.ort.internal.Shapes;
+
+/**
+ * A loaded model ({@code OrtSession}). Thread-safe: several threads may {@code run} at once, as in
+ * ORT. Closing waits for runs in progress; a run after close fails with an {@link OrtException}.
+ *
+ * <p>The session keeps alive what it depends on: its environment and the custom-operator domains
+ * registered on the options it was created with. The options themselves may be closed right after.
+ */
+public final class OrtSession extends NativeObject {
+    private final OrtEnvironment environment;
+    private final List<Object> keepAlive;
+    private final Arena names = Arena.ofShared();
+    private final Map<String, NodeInfo> inputs;
+    private final Map<String, NodeInfo> outputs;
+    private final Map<String, Integer> inputIndex = new LinkedHashMap<>();
+    private final Map<String, Integer> outputIndex = new LinkedHashMap<>();
+    private final MemorySegment[] inputNames;
+    private final MemorySegment[] outputNames;
+
+    OrtSession(OrtEnvironment environment, Path modelPath, byte[] modelBytes, SessionOptions options) {
+        super("OrtSession", create(environment, modelPath, modelBytes, options));
+        this.environment = environment;
+        this.keepAlive = options.dependencies();
+        try {
+            this.inputs = readNodes(true);
+            this.outputs = readNodes(false);
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        inputNames = cNames(inputs.keySet(), inputIndex);
+        outputNames = cNames(outputs.keySet(), outputIndex);
+    }
+
+    private static MemorySegment create(OrtEnvironment environment, Path modelPath, byte[] modelBytes,
+            SessionOptions options) {
+        MemorySegment env = environment.retain();
+        MemorySegment opts = options.acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            if (modelPath != null) {
+                if (!Files.isRegularFile(modelPath)) {
+                    throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "model file " + modelPath + " does not exist");
+                }
+                Api.check(OrtApi.CreateSession.invoke(Api.CreateSession, env,
+                        arena.allocateFrom(modelPath.toString()), opts, out), "cannot load model " + modelPath);
+            } else {
+                MemorySegment bytes = arena.allocate(Math.max(1, modelBytes.length));
+                MemorySegment.copy(MemorySegment.ofArray(modelBytes), 0, bytes, 0, modelBytes.length);
+                Api.check(OrtApi.CreateSessionFromArray.invoke(Api.CreateSessionFromArray, env, bytes,
+                        modelBytes.length, opts, out), "cannot load model from " + modelBytes.length + " bytes");
+            }
+            return out.get(ADDRESS, 0);
+        } catch (RuntimeException e) {
+            environment.unretain();
+            throw e;
+        } finally {
+            options.release();
+        }
+    }
+
+    private Map<String, NodeInfo> readNodes(boolean input) {
+        MemorySegment session = handle();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment countOut = arena.allocate(JAVA_LONG);
+            Api.check(input
+                    ? OrtApi.SessionGetInputCount.invoke(Api.SessionGetInputCount, session, countOut)
+                    : OrtApi.SessionGetOutputCount.invoke(Api.SessionGetOutputCount, session, countOut));
+            long n = countOut.get(JAVA_LONG, 0);
+            Map<String, NodeInfo> nodes = new LinkedHashMap<>();
+            MemorySegment ptrOut = arena.allocate(ADDRESS);
+            for (long i = 0; i < n; i++) {
+                Api.check(input
+                        ? OrtApi.SessionGetInputName.invoke(Api.SessionGetInputName, session, i, Memory.DEFAULT_ALLOCATOR, ptrOut)
+                        : OrtApi.SessionGetOutputName.invoke(Api.SessionGetOutputName, session, i, Memory.DEFAULT_ALLOCATOR, ptrOut));
+                String name = Memory.takeString(ptrOut.get(ADDRESS, 0));
+                Api.check(input
+                        ? OrtApi.SessionGetInputTypeInfo.invoke(Api.SessionGetInputTypeInfo, session, i, ptrOut)
+                        : OrtApi.SessionGetOutputTypeInfo.invoke(Api.SessionGetOutputTypeInfo, session, i, ptrOut));
+                nodes.put(name, Shapes.nodeInfo(name, ptrOut.get(ADDRESS, 0)));
+            }
+            return Collections.unmodifiableMap(nodes);
+        }
+    }
+
+    private MemorySegment[] cNames(Set<String> keys, Map<String, Integer> index) {
+        MemorySegment[] out = new MemorySegment[keys.size()];
+        int i = 0;
+        for (String name : keys) {
+            index.put(name, i);
+            out[i++] = names.allocateFrom(name);
+        }
+        return out;
+    }
+
+    // ---- metadata ----
+
+    public OrtEnvironment getEnvironment() {
+        return environment;
+    }
+
+    public int getNumInputs() {
+        return inputs.size();
+    }
+
+    public int getNumOutputs() {
+        return outputs.size();
+    }
+
+    /** Input names in the model's order. */
+    public List<String> getInputNames() {
+        return List.copyOf(inputs.keySet());
+    }
+
+    /** Output names in the model's order. */
+    public List<String> getOutputNames() {
+        return List.copyOf(outputs.keySet());
+    }
+
+    /** Inputs by name, in the model's order. */
+    public Map<String, NodeInfo> getInputInfo() {
+        return inputs;
+    }
+
+    /** Outputs by name, in the model's order. */
+    public Map<String, NodeInfo> getOutputInfo() {
+        return outputs;
+    }
+
+    // ---- running ----
+
+    /** Runs the model and returns every output. */
+    public Result run(Map<String, ? extends OnnxTensor> inputs) {
+        return run(inputs, outputs.keySet(), null);
+    }
+
+    /** Runs the model and returns the named outputs, in the order given. */
+    public Result run(Map<String, ? extends OnnxTensor> inputs, Set<String> requestedOutputs) {
+        return run(inputs, requestedOutputs, null);
+    }
+
+    /** Runs the model with run options (may be null) and returns the named outputs. */
+    public Result run(Map<String, ? extends OnnxTensor> inputs, Set<String> requestedOutputs, RunOptions options) {
+        List<String> outNames = new ArrayList<>(requestedOutputs);
+        OnnxTensor[] none = new OnnxTensor[outNames.size()];
+        MemorySegment[] values = invoke(inputs, outNames, none, options);
+        return new Result(outNames, values);
+    }
+
+    /**
+     * Runs the model writing into outputs the caller preallocated (shape and type must match what
+     * the model produces). Nothing is returned: the tensors hold the results.
+     */
+    public void run(Map<String, ? extends OnnxTensor> inputs, Map<String, ? extends OnnxTensor> preallocatedOutputs,
+            RunOptions options) {
+        List<String> outNames = new ArrayList<>(preallocatedOutputs.keySet());
+        OnnxTensor[] given = new OnnxTensor[outNames.size()];
+        for (int i = 0; i < given.length; i++) {
+            given[i] = preallocatedOutputs.get(outNames.get(i));
+            if (given[i] == null) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "preallocated output '" + outNames.get(i) + "' is null");
+            }
+        }
+        invoke(inputs, outNames, given, options);
+    }
+
+    private MemorySegment[] invoke(Map<String, ? extends OnnxTensor> feeds, List<String> outNames,
+            OnnxTensor[] preallocated, RunOptions options) {
+        int nIn = feeds.size();
+        int nOut = outNames.size();
+        if (nOut == 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "no outputs requested");
+        }
+        List<NativeObject> held = new ArrayList<>(nIn + nOut + 1);
+        MemorySegment session = acquire();
+        held.add(this);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment inNames = arena.allocate(ADDRESS, Math.max(1, nIn));
+            MemorySegment inValues = arena.allocate(ADDRESS, Math.max(1, nIn));
+            int i = 0;
+            for (Map.Entry<String, ? extends OnnxTensor> e : feeds.entrySet()) {
+                Integer idx = inputIndex.get(e.getKey());
+                if (idx == null) {
+                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "unknown input '" + e.getKey()
+                            + "'; the model's inputs are " + inputs.keySet());
+                }
+                OnnxTensor t = e.getValue();
+                if (t == null) {
+                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "input '" + e.getKey() + "' is null");
+                }
+                inValues.setAtIndex(ADDRESS, i, acquireValue(t, held, "input '" + e.getKey() + "'"));
+                inNames.setAtIndex(ADDRESS, i, inputNames[idx]);
+                i++;
+            }
+            MemorySegment outNamesC = arena.allocate(ADDRESS, nOut);
+            MemorySegment outValues = arena.allocate(ADDRESS, nOut);
+            for (int o = 0; o < nOut; o++) {
+                Integer idx = outputIndex.get(outNames.get(o));
+                if (idx == null) {
+                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "unknown output '" + outNames.get(o)
+                            + "'; the model's outputs are " + outputs.keySet());
+                }
+                outNamesC.setAtIndex(ADDRESS, o, outputNames[idx]);
+                outValues.setAtIndex(ADDRESS, o, preallocated[o] == null ? MemorySegment.NULL
+                        : acquireValue(preallocated[o], held, "output '" + outNames.get(o) + "'"));
+            }
+            MemorySegment runOptions = MemorySegment.NULL;
+            if (options != null) {
+                runOptions = options.acquire();
+                held.add(options);
+            }
+            Api.check(OrtApi.Run.invoke(Api.Run, session, runOptions, inNames, inValues, nIn, outNamesC, nOut, outValues));
+            MemorySegment[] result = new MemorySegment[nOut];
+            for (int o = 0; o < nOut; o++) {
+                result[o] = outValues.getAtIndex(ADDRESS, o);
+            }
+            return result;
+        } finally {
+            for (NativeObject o : held) {
+                o.release();
+            }
+        }
+    }
+
+    private static MemorySegment acquireValue(OnnxTensor t, List<NativeObject> held, String what) {
+        MemorySegment h;
+        try {
+            h = t.acquire();
+        } catch (OrtException e) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, what + ": tensor is closed");
+        }
+        held.add(t);
+        t.checkUserData();
+        return h;
+    }
+
+    /** Ends ORT profiling (enabled in the options) and returns the profile file's name. */
+    public String endProfiling() {
+        MemorySegment session = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.check(OrtApi.SessionEndProfiling.invoke(Api.SessionEndProfiling, session, Memory.DEFAULT_ALLOCATOR, out));
+            return Memory.takeString(out.get(ADDRESS, 0));
+        } finally {
+            release();
+        }
+    }
+
+    @Override
+    protected void releaseNative(MemorySegment handle) {
+        OrtApi.ReleaseSession.invoke(Api.ReleaseSession, handle);
+    }
+
+    @Override
+    protected void afterClose() {
+        names.close();
+        keepAlive.clear();
+        environment.unretain();
+    }
+
+    /** Reads a model file's bytes (a convenience for {@link OrtEnvironment#createSession(byte[])}). */
+    public static byte[] readModel(Path path) {
+        try {
+            return Files.readAllBytes(path);
+        } catch (IOException e) {
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read model " + path + ": " + e, e);
+        }
+    }
+
+    /**
+     * The outputs of one run, by name and in the order requested. Owns the values: closing the
+     * result closes them (a value taken out with {@link #take} is the caller's to close).
+     */
+    public static final class Result implements AutoCloseable, Iterable<Map.Entry<String, OnnxValue>> {
+        private final List<String> names;
+        private final OnnxValue[] values;
+
+        Result(List<String> names, MemorySegment[] raw) {
+            this.names = List.copyOf(names);
+            this.values = new OnnxValue[raw.length];
+            try {
+                for (int i = 0; i < raw.length; i++) {
+                    OnnxValueType type = Shapes.valueType(raw[i]);
+                    values[i] = type == OnnxValueType.TENSOR ? OnnxTensor.fromOrtValue(raw[i]) : new OnnxOtherValue(raw[i], type);
+                }
+            } catch (RuntimeException e) {
+                for (int i = 0; i < raw.length; i++) {
+                    if (values[i] != null) {
+                        values[i].close();
+                    } else if (raw[i].address() != 0) {
+                        OrtApi.ReleaseValue.invoke(Api.ReleaseValue, raw[i]);
+                    }
+                }
+                throw e;
+            }
+        }
+
+        public int size() {
+            return values.length;
+        }
+
+        public OnnxValue get(int index) {
+            return values[index];
+        }
+
+        public OnnxValue get(String name) {
+            int i = names.indexOf(name);
+            if (i < 0) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "no output '" + name + "' in this result; it has " + names);
+            }
+            if (values[i] == null) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' was taken out of this result");
+            }
+            return values[i];
+        }
+
+        /** The named output as a tensor. */
+        public OnnxTensor tensor(String name) {
+            OnnxValue v = get(name);
+            if (v instanceof OnnxTensor t) {
+                return t;
+            }
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' is a " + v.getValueType() + ", not a tensor");
+        }
+
+        /** Removes the named output from this result: the caller owns (and closes) it. */
+        public OnnxValue take(String name) {
+            OnnxValue v = get(name);
+            values[names.indexOf(name)] = null;
+            return v;
+        }
+
+        public List<String> names() {
+            return names;
+        }
+
+        @Override
+        public Iterator<Map.Entry<String, OnnxValue>> iterator() {
+            List<Map.Entry<String, OnnxValue>> entries = new ArrayList<>();
+            for (int i = 0; i < values.length; i++) {
+                if (values[i] != null) {
+                    entries.add(Map.entry(names.get(i), values[i]));
+                }
+            }
+            return entries.iterator();
+        }
+
+        @Override
+        public void close() {
+            for (int i = 0; i < values.length; i++) {
+                if (values[i] != null) {
+                    values[i].close();
+                }
+            }
+        }
+    }
+
+    /** Graph optimisation levels ({@code GraphOptimizationLevel}). */
+    public enum OptLevel {
+        NO_OPT(0), BASIC_OPT(1), EXTENDED_OPT(2), ALL_OPT(99);
+
+        private final int value;
+
+        OptLevel(int value) {
+            this.value = value;
+        }
+
+        public int value() {
+            return value;
+        }
+    }
+
+    /** {@code ExecutionMode}: operators one after another, or independent branches in parallel. */
+    public enum ExecutionMode {
+        SEQUENTIAL(0), PARALLEL(1);
+
+        private final int value;
+
+        ExecutionMode(int value) {
+            this.value = value;
+        }
+
+        public int value() {
+            return value;
+        }
+    }
+
+    /**
+     * Options for creating a session ({@code OrtSessionOptions}). Setters return {@code this}. A session
+     * takes what it needs from the options when it is created; they may be closed (or reused) after.
+     */
+    public static final class SessionOptions extends NativeObject {
+        private final List<Object> dependencies = new ArrayList<>();
+
+        public SessionOptions() {
+            super("OrtSessionOptions", createOptions());
+        }
+
+        private static MemorySegment createOptions() {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment out = arena.allocate(ADDRESS);
+                Api.check(OrtApi.CreateSessionOptions.invoke(Api.CreateSessionOptions, out));
+                return out.get(ADDRESS, 0);
+            }
+        }
+
+        public SessionOptions setOptimizationLevel(OptLevel level) {
+            Api.check(OrtApi.SetSessionGraphOptimizationLevel.invoke(Api.SetSessionGraphOptimizationLevel, handle(), level.value()));
+            return this;
+        }
+
+        /** Threads for parallelism inside an operator; 0 lets ORT choose. */
+        public SessionOptions setIntraOpNumThreads(int threads) {
+            Api.check(OrtApi.SetIntraOpNumThreads.invoke(Api.SetIntraOpNumThreads, handle(), threads));
+            return this;
+        }
+
+        /** Threads for running independent operators at once (with {@link ExecutionMode#PARALLEL}). */
+        public SessionOptions setInterOpNumThreads(int threads) {
+            Api.check(OrtApi.SetInterOpNumThreads.invoke(Api.SetInterOpNumThreads, handle(), threads));
+            return this;
+        }
+
+        public SessionOptions setExecutionMode(ExecutionMode mode) {
+            Api.check(OrtApi.SetSessionExecutionMode.invoke(Api.SetSessionExecutionMode, handle(), mode.value()));
+            return this;
+        }
+
+        /** ORT's memory pattern optimisation (pre-planned buffers for repeated shapes). */
+        public SessionOptions setMemoryPatternOptimization(boolean enable) {
+            Api.check(enable ? OrtApi.EnableMemPattern.invoke(Api.EnableMemPattern, handle())
+                    : OrtApi.DisableMemPattern.invoke(Api.DisableMemPattern, handle()));
+            return this;
+        }
+
+        /** ORT's CPU arena allocator. */
+        public SessionOptions setCPUArenaAllocator(boolean enable) {
+            Api.check(enable ? OrtApi.EnableCpuMemArena.invoke(Api.EnableCpuMemArena, handle())
+                    : OrtApi.DisableCpuMemArena.invoke(Api.DisableCpuMemArena, handle()));
+            return this;
+        }
+
+        /** Writes an ORT profile (JSON, chrome://tracing format) to files starting with {@code prefix}. */
+        public SessionOptions enableProfiling(String prefix) {
+            try (Arena arena = Arena.ofConfined()) {
+                Api.check(OrtApi.EnableProfiling.invoke(Api.EnableProfiling, handle(), arena.allocateFrom(prefix)));
+            }
+            return this;
+        }
+
+        public SessionOptions disableProfiling() {
+            Api.check(OrtApi.DisableProfiling.invoke(Api.DisableProfiling, handle()));
+            return this;
+        }
+
+        /** Fixes a symbolic dimension by its name (e.g. "batch" = 1), letting ORT plan for it. */
+        public SessionOptions addFreeDimensionOverrideByName(String dimensionName, long value) {
+            try (Arena arena = Arena.ofConfined()) {
+                Api.check(OrtApi.AddFreeDimensionOverrideByName.invoke(Api.AddFreeDimensionOverrideByName, handle(),
+                        arena.allocateFrom(dimensionName), value));
+            }
+            return this;
+        }
+
+        /** Fixes a dimension by its denotation (e.g. "DATA_BATCH"). */
+        public SessionOptions addFreeDimensionOverride(String denotation, long value) {
+            try (Arena arena = Arena.ofConfined()) {
+                Api.check(OrtApi.AddFreeDimensionOverride.invoke(Api.AddFreeDimensionOverride, handle(),
+                        arena.allocateFrom(denotation), value));
+            }
+            return this;
+        }
+
+        /** A session configuration entry (see ORT's onnxruntime_session_options_config_keys.h). */
+        public SessionOptions addConfigEntry(String key, String value) {
+            try (Arena arena = Arena.ofConfined()) {
+                Api.check(OrtApi.AddSessionConfigEntry.invoke(Api.AddSessionConfigEntry, handle(),
+                        arena.allocateFrom(key), arena.allocateFrom(value)), "config entry " + key);
+            }
+            return this;
+        }
+
+        public SessionOptions setSessionLogLevel(OrtLoggingLevel level) {
+            Api.check(OrtApi.SetSessionLogSeverityLevel.invoke(Api.SetSessionLogSeverityLevel, handle(), level.value()));
+            return this;
+        }
+
+        public SessionOptions setSessionLogVerbosityLevel(int level) {
+            Api.check(OrtApi.SetSessionLogVerbosityLevel.invoke(Api.SetSessionLogVerbosityLevel, handle(), level));
+            return this;
+        }
+
+        public SessionOptions setLogId(String id) {
+            try (Arena arena = Arena.ofConfined()) {
+                Api.check(OrtApi.SetSessionLogId.invoke(Api.SetSessionLogId, handle(), arena.allocateFrom(id)));
+            }
+            return this;
+        }
+
+        /** Saves the optimised graph to {@code path} when a session is created. */
+        public SessionOptions setOptimizedModelFilePath(String path) {
+            try (Arena arena = Arena.ofConfined()) {
+                Api.check(OrtApi.SetOptimizedModelFilePath.invoke(Api.SetOptimizedModelFilePath, handle(),
+                        arena.allocateFrom(path)));
+            }
+            return this;
+        }
+
+        /**
+         * Keeps {@code dependency} (e.g. a custom-operator domain and its upcall stubs) alive for as
+         * long as these options or any session created from them exist.
+         */
+        public void keepAlive(Object dependency) {
+            handle();
+            synchronized (dependencies) {
+                dependencies.add(dependency);
+            }
+        }
+
+        List<Object> dependencies() {
+            synchronized (dependencies) {
+                return new ArrayList<>(dependencies);
+            }
+        }
+
+        @Override
+        protected void releaseNative(MemorySegment handle) {
+            OrtApi.ReleaseSessionOptions.invoke(Api.ReleaseSessionOptions, handle);
+        }
+    }
+
+    /** Per-run options ({@code OrtRunOptions}): a tag for the log, a log level, and termination. */
+    public static final class RunOptions extends NativeObject {
+        public RunOptions() {
+            super("OrtRunOptions", createRunOptions());
+        }
+
+        private static MemorySegment createRunOptions() {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment out = arena.allocate(ADDRESS);
+                Api.check(OrtApi.CreateRunOptions.invoke(Api.CreateRunOptions, out));
+                return out.get(ADDRESS, 0);
+            }
+        }
+
+        public RunOptions setRunTag(String tag) {
+            try (Arena arena = Arena.ofConfined()) {
+                Api.check(OrtApi.RunOptionsSetRunTag.invoke(Api.RunOptionsSetRunTag, handle(), arena.allocateFrom(tag)));
+            }
+            return this;
+        }
+
+        public RunOptions setLogLevel(OrtLoggingLevel level) {
+            Api.check(OrtApi.RunOptionsSetRunLogSeverityLevel.invoke(Api.RunOptionsSetRunLogSeverityLevel, handle(), level.value()));
+            return this;
+        }
+
+        public RunOptions setLogVerbosityLevel(int level) {
+            Api.check(OrtApi.RunOptionsSetRunLogVerbosityLevel.invoke(Api.RunOptionsSetRunLogVerbosityLevel, handle(), level));
+            return this;
+        }
+
+        /** Asks runs using these options to stop as soon as they can (they fail with an error). */
+        public RunOptions setTerminate() {
+            Api.check(OrtApi.RunOptionsSetTerminate.invoke(Api.RunOptionsSetTerminate, handle()));
+            return this;
+        }
+
+        public RunOptions unsetTerminate() {
+            Api.check(OrtApi.RunOptionsUnsetTerminate.invoke(Api.RunOptionsUnsetTerminate, handle()));
+            return this;
+        }
+
+        /** A run configuration entry (see ORT's onnxruntime_run_options_config_keys.h). */
+        public RunOptions addRunConfigEntry(String key, String value) {
+            try (Arena arena = Arena.ofConfined()) {
+                Api.check(OrtApi.AddRunConfigEntry.invoke(Api.AddRunConfigEntry, handle(), arena.allocateFrom(key),
+                        arena.allocateFrom(value)), "run config entry " + key);
+            }
+            return this;
+        }
+
+        @Override
+        protected void releaseNative(MemorySegment handle) {
+            OrtApi.ReleaseRunOptions.invoke(Api.ReleaseRunOptions, handle);
+        }
+    }
+}

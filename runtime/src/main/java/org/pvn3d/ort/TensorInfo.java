@@ -1,0 +1,75 @@
+package org.pvn3d.ort;
+
+import java.util.Arrays;
+
+/**
+ * A tensor's element type and shape. Dimensions the model leaves open are {@code -1} in
+ * {@link #getShape()} and carry their symbolic name (e.g. "batch") in {@link #getDimensionNames()}
+ * ("" where the model gives none).
+ */
+public final class TensorInfo {
+    private final OnnxTensorType type;
+    private final long[] shape;
+    private final String[] dimensionNames;
+
+    public TensorInfo(OnnxTensorType type, long[] shape, String[] dimensionNames) {
+        this.type = type;
+        this.shape = shape.clone();
+        this.dimensionNames = dimensionNames.clone();
+    }
+
+    public OnnxTensorType getType() {
+        return type;
+    }
+
+    public long[] getShape() {
+        return shape.clone();
+    }
+
+    public String[] getDimensionNames() {
+        return dimensionNames.clone();
+    }
+
+    public int getRank() {
+        return shape.length;
+    }
+
+    /** Element count, or -1 if a dimension is open. */
+    public long getElementCount() {
+        return elementCount(shape);
+    }
+
+    static long elementCount(long[] shape) {
+        long n = 1;
+        for (long d : shape) {
+            if (d < 0) {
+                return -1;
+            }
+            n = Math.multiplyExact(n, d);
+        }
+        return n;
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder dims = new StringBuilder("[");
+        for (int i = 0; i < shape.length; i++) {
+            if (i > 0) {
+                dims.append(',');
+            }
+            dims.append(shape[i] >= 0 || dimensionNames[i].isEmpty() ? Long.toString(shape[i]) : dimensionNames[i]);
+        }
+        return "TensorInfo(" + type + dims.append(']') + ")";
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof TensorInfo t && t.type == type && Arrays.equals(t.shape, shape)
+                && Arrays.equals(t.dimensionNames, dimensionNames);
+    }
+
+    @Override
+    public int hashCode() {
+        return type.hashCode() * 31 + Arrays.hashCode(shape);
+    }
+}

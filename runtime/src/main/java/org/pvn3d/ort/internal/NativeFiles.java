@@ -1,0 +1,143 @@
+package org.pvn3d.ort.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Locale;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
+
+/**
+ * Native files shipped as class-path resources, extracted once into a per-version cache folder.
+ *
+ * <p>Each file is written to a unique temporary name in the cache folder and then renamed into place
+ * atomically, so two JVMs starting at once never see a half-written library: the loser's rename
+ * replaces an identical file, which is harmless to a process that has the old one mapped.
+ */
+public final class NativeFiles {
+    /** System property and environment variable naming the cache root. */
+    public static final String CACHE_PROPERTY = "pvn3d.cache.dir";
+    public static final String CACHE_ENV = "PVN3D_CACHE_DIR";
+
+    private NativeFiles() {}
+
+    /** The folder this platform's resources live under, e.g. {@code linux-x64}. */
+    public static String platform() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        String osPart = os.contains("linux") ? "linux" : os.contains("mac") ? "osx" : os.contains("win") ? "win" : os;
+        String archPart = switch (arch) {
+            case "amd64", "x86_64" -> "x64";
+            case "aarch64", "arm64" -> "aarch64";
+            default -> arch;
+        };
+        return osPart + "-" + archPart;
+    }
+
+    public static Path cacheRoot() {
+        String configured = System.getProperty(CACHE_PROPERTY);
+        if (configured == null || configured.isBlank()) {
+            configured = System.getenv(CACHE_ENV);
+        }
+        if (configured != null && !configured.isBlank()) {
+            return Path.of(configured);
+        }
+        String xdg = System.getenv("XDG_CACHE_HOME");
+        Path base = xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
+        return base.resolve("pvn3d-ort");
+    }
+
+    /** True when the class path carries {@code resource}. */
+    public static boolean hasResource(String resource) {
+        return NativeFiles.class.getClassLoader().getResource(resource) != null;
+    }
+
+    /**
+     * Extracts {@code resource} to {@code dir/name} unless a file of the same size is already there,
+     * and returns its path.
+     */
+    public static Path extract(String resource, Path dir, String name) {
+        Path target = dir.resolve(name);
+        try (InputStream in = NativeFiles.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no class-path resource " + resource);
+            }
+            long size = resourceSize(resource);
+            if (Files.isRegularFile(target) && size >= 0 && Files.size(target) == size) {
+                return target;
+            }
+            Files.createDirectories(dir);
+            Path tmp = Files.createTempFile(dir, name + ".", ".part");
+            try {
+                Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } finally {
+                Files.deleteIfExists(tmp);
+            }
+            return target;
+        } catch (IOException e) {
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE,
+                    "cannot extract " + resource + " to " + target + ": " + e, e);
+        }
+    }
+
+    private static long resourceSize(String resource) throws IOException {
+        var url = NativeFiles.class.getClassLoader().getResource(resource);
+        if (url == null) {
+            return -1;
+        }
+        var conn = url.openConnection();
+        conn.setUseCaches(false);
+        return conn.getContentLengthLong();
+    }
+
+    /**
+     * Checks that {@code file} is an ELF shared object for this JVM's architecture, so that a wrong
+     * build fails with a message instead of a loader error (or worse).
+     */
+    public static void checkElfArchitecture(Path file) {
+        ByteBuffer header = ByteBuffer.allocate(20);
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            while (header.hasRemaining() && ch.read(header) > 0) {
+                // read the ELF identification and e_machine
+            }
+        } catch (IOException e) {
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read " + file + ": " + e, e);
+        }
+        header.flip();
+        if (header.remaining() < 20 || header.get(0) != 0x7f || header.get(1) != 'E' || header.get(2) != 'L'
+                || header.get(3) != 'F') {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, file + " is not an ELF shared library");
+        }
+        boolean littleEndian = header.get(5) == 1;
+        int machine = littleEndian
+                ? (header.get(18) & 0xff) | (header.get(19) & 0xff) << 8
+                : (header.get(19) & 0xff) | (header.get(18) & 0xff) << 8;
+        String arch = System.getProperty("os.arch");
+        int expected = switch (arch) {
+            case "amd64", "x86_64" -> 62;
+            case "aarch64" -> 183;
+            default -> -1;
+        };
+        if (expected >= 0 && machine != expected) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, file + " is built for ELF machine "
+                    + elfMachineName(machine) + ", but this JVM runs on " + arch);
+        }
+    }
+
+    private static String elfMachineName(int machine) {
+        return switch (machine) {
+            case 62 -> "x86-64";
+            case 183 -> "aarch64";
+            case 3 -> "i386";
+            case 40 -> "arm";
+            case 21 -> "ppc64";
+            default -> "#" + machine;
+        };
+    }
+}

@@ -1,0 +1,86 @@
+package org.pvn3d.ort.internal;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.NodeInfo;
+import org.pvn3d.ort.OnnxTensorType;
+import org.pvn3d.ort.OnnxValueType;
+import org.pvn3d.ort.TensorInfo;
+import org.pvn3d.ort.ffm.OrtApi;
+
+/** Reads ORT's type and shape descriptions ({@code OrtTypeInfo}, {@code OrtTensorTypeAndShapeInfo}). */
+public final class Shapes {
+    private Shapes() {}
+
+    /** Reads and keeps a {@code const OrtTensorTypeAndShapeInfo*} (not released here). */
+    public static TensorInfo tensorInfo(MemorySegment typeAndShape) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment intOut = arena.allocate(JAVA_INT);
+            Api.check(OrtApi.GetTensorElementType.invoke(Api.GetTensorElementType, typeAndShape, intOut));
+            OnnxTensorType type = OnnxTensorType.of(intOut.get(JAVA_INT, 0));
+            MemorySegment countOut = arena.allocate(JAVA_LONG);
+            Api.check(OrtApi.GetDimensionsCount.invoke(Api.GetDimensionsCount, typeAndShape, countOut));
+            int rank = Math.toIntExact(countOut.get(JAVA_LONG, 0));
+            long[] dims = new long[rank];
+            String[] names = new String[rank];
+            if (rank > 0) {
+                MemorySegment dimsOut = arena.allocate(JAVA_LONG, rank);
+                Api.check(OrtApi.GetDimensions.invoke(Api.GetDimensions, typeAndShape, dimsOut, rank));
+                MemorySegment namesOut = arena.allocate(ADDRESS, rank);
+                Api.check(OrtApi.GetSymbolicDimensions.invoke(Api.GetSymbolicDimensions, typeAndShape, namesOut, rank));
+                for (int i = 0; i < rank; i++) {
+                    dims[i] = dimsOut.getAtIndex(JAVA_LONG, i);
+                    MemorySegment name = namesOut.getAtIndex(ADDRESS, i);
+                    names[i] = name.address() == 0 ? "" : name.reinterpret(Long.MAX_VALUE).getString(0);
+                }
+            }
+            return new TensorInfo(type, dims, names);
+        }
+    }
+
+    /** Reads an {@code OrtTypeInfo*} into a {@link NodeInfo} and releases the type info. */
+    public static NodeInfo nodeInfo(String name, MemorySegment typeInfo) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment intOut = arena.allocate(JAVA_INT);
+            Api.check(OrtApi.GetOnnxTypeFromTypeInfo.invoke(Api.GetOnnxTypeFromTypeInfo, typeInfo, intOut));
+            OnnxValueType valueType = OnnxValueType.of(intOut.get(JAVA_INT, 0));
+            TensorInfo tensor = null;
+            if (valueType == OnnxValueType.TENSOR) {
+                MemorySegment infoOut = arena.allocate(ADDRESS);
+                Api.check(OrtApi.CastTypeInfoToTensorInfo.invoke(Api.CastTypeInfoToTensorInfo, typeInfo, infoOut));
+                // owned by the type info: not released separately
+                tensor = tensorInfo(infoOut.get(ADDRESS, 0));
+            }
+            return new NodeInfo(name, valueType, tensor);
+        } finally {
+            OrtApi.ReleaseTypeInfo.invoke(Api.ReleaseTypeInfo, typeInfo);
+        }
+    }
+
+    /** The type and shape of an {@code OrtValue} that is a tensor. */
+    public static TensorInfo tensorInfoOfValue(MemorySegment value) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.check(OrtApi.GetTensorTypeAndShape.invoke(Api.GetTensorTypeAndShape, value, out));
+            MemorySegment info = out.get(ADDRESS, 0);
+            try {
+                return tensorInfo(info);
+            } finally {
+                OrtApi.ReleaseTensorTypeAndShapeInfo.invoke(Api.ReleaseTensorTypeAndShapeInfo, info);
+            }
+        }
+    }
+
+    /** The kind of an {@code OrtValue}. */
+    public static OnnxValueType valueType(MemorySegment value) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_INT);
+            Api.check(OrtApi.GetValueType.invoke(Api.GetValueType, value, out));
+            return OnnxValueType.of(out.get(JAVA_INT, 0));
+        }
+    }
+}
