@@ -183,7 +183,7 @@ public final class OrtRuntime {
         return runtime;
     }
 
-    private static Path findLibrary(Path configured, String source) {
+    static Path findLibrary(Path configured, String source) {
         if (Files.isRegularFile(configured)) {
             return configured;
         }

@@ -1,0 +1,132 @@
+package org.pvn3d.ort;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Bad models and bad inputs give one clear exception type, and the session stays usable. */
+class ErrorsTest {
+    static OrtEnvironment env;
+    static OrtSession arith;
+
+    @BeforeAll
+    static void open() {
+        env = OrtEnvironment.getEnvironment();
+        arith = env.createSession(TestModels.model("arith.onnx"));
+    }
+
+    @AfterAll
+    static void close() {
+        arith.close();
+    }
+
+    /** After every failure the same session still computes the right answer. */
+    @AfterEach
+    void sessionStillWorks() {
+        try (OnnxTensor x = OnnxTensor.createTensor(new float[] {1, 2, 3, 4}, 1, 4);
+                OnnxTensor y = OnnxTensor.createTensor(new float[] {5, 6, 7, 8}, 1, 4);
+                OrtSession.Result r = arith.run(Map.of("x", x, "y", y))) {
+            assertArrayEquals(new float[] {6, 8, 10, 12}, r.tensor("sum").getFloatArray());
+        }
+    }
+
+    @Test
+    void aFileThatIsNotAModelFailsToLoad() {
+        OrtException e = assertThrows(OrtException.class, () -> env.createSession(TestModels.model("not_a_model.onnx")));
+        assertEquals(OrtErrorCode.ORT_INVALID_PROTOBUF, e.getCode());
+        assertTrue(e.getMessage().contains("not_a_model.onnx"), e.getMessage());
+    }
+
+    @Test
+    void aModelWithAnUnknownOperatorFailsToLoad() {
+        OrtException e = assertThrows(OrtException.class, () -> env.createSession(TestModels.model("unknown_op.onnx")));
+        assertTrue(e.getCode() == OrtErrorCode.ORT_FAIL || e.getCode() == OrtErrorCode.ORT_INVALID_GRAPH,
+                e.getCode().toString());
+        assertTrue(e.getMessage().contains("NoSuchOperator") || e.getMessage().contains("com.example.unknown"),
+                e.getMessage());
+    }
+
+    @Test
+    void aMissingFileIsReportedAsSuch() {
+        OrtException e = assertThrows(OrtException.class, () -> env.createSession("/no/such/model.onnx"));
+        assertEquals(OrtErrorCode.ORT_NO_SUCHFILE, e.getCode());
+    }
+
+    @Test
+    void aWrongInputNameNamesTheValidOnes() {
+        try (OnnxTensor x = OnnxTensor.createTensor(new float[4], 1, 4);
+                OnnxTensor y = OnnxTensor.createTensor(new float[4], 1, 4)) {
+            OrtException e = assertThrows(OrtException.class, () -> arith.run(Map.of("x", x, "why", y)));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
+            assertTrue(e.getMessage().contains("why") && e.getMessage().contains("[x, y]"), e.getMessage());
+            OrtException out = assertThrows(OrtException.class, () -> arith.run(Map.of("x", x, "y", y), Set.of("nope")));
+            assertTrue(out.getMessage().contains("nope"), out.getMessage());
+        }
+    }
+
+    @Test
+    void aWrongInputTypeIsRefusedByOrt() {
+        try (OnnxTensor x = OnnxTensor.createTensor(new double[4], 1, 4);
+                OnnxTensor y = OnnxTensor.createTensor(new float[4], 1, 4)) {
+            OrtException e = assertThrows(OrtException.class, () -> arith.run(Map.of("x", x, "y", y)));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
+            assertTrue(e.getMessage().contains("double") && e.getMessage().contains("float"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aWrongShapeOrRankIsRefusedByOrt() {
+        try (OnnxTensor x = OnnxTensor.createTensor(new float[6], 2, 3);
+                OnnxTensor y = OnnxTensor.createTensor(new float[6], 2, 3)) {
+            OrtException e = assertThrows(OrtException.class, () -> arith.run(Map.of("x", x, "y", y)));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
+            assertTrue(e.getMessage().toLowerCase().contains("dimension"), e.getMessage());
+        }
+        try (OnnxTensor x = OnnxTensor.createTensor(new float[4], 4);
+                OnnxTensor y = OnnxTensor.createTensor(new float[4], 4)) {
+            OrtException e = assertThrows(OrtException.class, () -> arith.run(Map.of("x", x, "y", y)));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
+            assertTrue(e.getMessage().toLowerCase().contains("rank"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aMissingInputIsRefused() {
+        try (OnnxTensor x = OnnxTensor.createTensor(new float[4], 1, 4)) {
+            OrtException e = assertThrows(OrtException.class, () -> arith.run(Map.of("x", x)));
+            assertTrue(e.getMessage().contains("y"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aPreallocatedOutputOfTheWrongShapeIsRefused() {
+        try (OnnxTensor x = OnnxTensor.createTensor(new float[4], 1, 4);
+                OnnxTensor y = OnnxTensor.createTensor(new float[4], 1, 4);
+                OnnxTensor out = OnnxTensor.allocate(OnnxTensorType.FLOAT, 3, 3)) {
+            assertThrows(OrtException.class, () -> arith.run(Map.of("x", x, "y", y), Map.of("sum", out), null));
+        }
+    }
+
+    @Test
+    void terminatedRunOptionsStopTheRun() {
+        try (OnnxTensor x = OnnxTensor.createTensor(new float[4], 1, 4);
+                OnnxTensor y = OnnxTensor.createTensor(new float[4], 1, 4);
+                OrtSession.RunOptions options = new OrtSession.RunOptions().setRunTag("doomed").setTerminate()) {
+            OrtException e = assertThrows(OrtException.class,
+                    () -> arith.run(Map.of("x", x, "y", y), Set.of("sum"), options));
+            assertTrue(e.getMessage().toLowerCase().contains("terminat"), e.getMessage());
+            options.unsetTerminate();
+            try (OrtSession.Result r = arith.run(Map.of("x", x, "y", y), Set.of("sum"), options)) {
+                assertArrayEquals(new float[4], r.tensor("sum").getFloatArray());
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package org.pvn3d.ort;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.pvn3d.ort.internal.NativeFiles;
+
+class OrtRuntimeTest {
+    @Test
+    void loadsTheDefaultRuntimeAndServesApi16() {
+        OrtRuntime runtime = OrtRuntime.get();
+        assertTrue(OrtRuntime.compareVersions(runtime.version(), "1.16.0") >= 0, runtime.version());
+        assertTrue(Files.isRegularFile(runtime.library()), runtime.library().toString());
+        assertEquals(runtime.library().getParent(), runtime.directory());
+        assertTrue(runtime.api().byteSize() > 0);
+        if (System.getProperty(OrtRuntime.PATH_PROPERTY) == null && System.getenv(OrtRuntime.PATH_ENV) == null) {
+            assertTrue(runtime.isBundled());
+            assertEquals("1.16.3", runtime.version());
+            assertTrue(OrtRuntime.defaultArtifact().endsWith("onnxruntime_gpu:1.16.3"), OrtRuntime.defaultArtifact());
+        }
+        assertTrue(OrtEnvironment.getEnvironment().getAvailableProviders().contains("CPUExecutionProvider"));
+    }
+
+    @Test
+    void versionsCompareNumerically() {
+        assertTrue(OrtRuntime.compareVersions("1.9.0", "1.16.0") < 0);
+        assertTrue(OrtRuntime.compareVersions("1.16.3", "1.16.0") > 0);
+        assertTrue(OrtRuntime.compareVersions("1.24.1", "1.16") > 0);
+        assertEquals(0, OrtRuntime.compareVersions("1.16", "1.16.0"));
+        assertTrue(OrtRuntime.compareVersions("1.15.1-rc1", "1.16.0") < 0);
+    }
+
+    @Test
+    void aMissingFolderIsReportedWithWhatWasLookedFor(@TempDir Path dir) {
+        Path missing = dir.resolve("no-such-ort");
+        OrtException e = assertThrows(OrtException.class, () -> OrtRuntime.findLibrary(missing, "system property x"));
+        assertEquals(OrtErrorCode.ORT_NO_SUCHFILE, e.getCode());
+        assertTrue(e.getMessage().contains(missing.toString()) && e.getMessage().contains("does not exist"), e.getMessage());
+        OrtException empty = assertThrows(OrtException.class, () -> OrtRuntime.findLibrary(dir, "system property x"));
+        assertTrue(empty.getMessage().contains("holds no libonnxruntime.so"), empty.getMessage());
+    }
+
+    @Test
+    void findsTheLibraryInAFolder(@TempDir Path dir) throws IOException {
+        Files.writeString(dir.resolve("libonnxruntime.so.1.16.3"), "x");
+        Files.writeString(dir.resolve("libonnxruntime.so"), "x");
+        assertEquals(dir.resolve("libonnxruntime.so"), OrtRuntime.findLibrary(dir, "test"));
+    }
+
+    @Test
+    void aLibraryForAnotherArchitectureIsRefusedClearly(@TempDir Path dir) throws IOException {
+        byte[] elf = new byte[64];
+        elf[0] = 0x7f;
+        elf[1] = 'E';
+        elf[2] = 'L';
+        elf[3] = 'F';
+        elf[4] = 2; // 64-bit
+        elf[5] = 1; // little endian
+        boolean x64 = System.getProperty("os.arch").matches("amd64|x86_64");
+        int other = x64 ? 183 : 62; // aarch64 on x86-64 hosts, x86-64 elsewhere
+        elf[18] = (byte) other;
+        Path lib = dir.resolve("libonnxruntime.so");
+        Files.write(lib, elf);
+        OrtException e = assertThrows(OrtException.class, () -> NativeFiles.checkElfArchitecture(lib));
+        assertTrue(e.getMessage().contains(x64 ? "aarch64" : "x86-64") && e.getMessage().contains(lib.toString()),
+                e.getMessage());
+        Files.writeString(lib, "not an elf file at all, just text");
+        OrtException notElf = assertThrows(OrtException.class, () -> NativeFiles.checkElfArchitecture(lib));
+        assertTrue(notElf.getMessage().contains("not an ELF"), notElf.getMessage());
+    }
+
+    @Test
+    void extractionIsAtomicAndIdempotent(@TempDir Path dir) throws IOException {
+        String resource = "models/add16.onnx";
+        Path first = NativeFiles.extract(resource, dir, "add16.onnx");
+        long modified = Files.getLastModifiedTime(first).toMillis();
+        Path second = NativeFiles.extract(resource, dir, "add16.onnx");
+        assertEquals(first, second);
+        assertEquals(modified, Files.getLastModifiedTime(second).toMillis());
+        try (var files = Files.list(dir)) {
+            assertEquals(1, files.count(), "no temporary files left behind");
+        }
+    }
+}
