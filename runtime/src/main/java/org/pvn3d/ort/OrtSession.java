@@ -19,6 +19,7 @@ import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
+import org.pvn3d.ort.internal.SessionDependency;
 import org.pvn3d.ort.internal.Shapes;
 
 /**
@@ -43,6 +44,11 @@ public final class OrtSession extends NativeObject {
         super("OrtSession", create(environment, modelPath, modelBytes, options));
         this.environment = environment;
         this.keepAlive = options.dependencies();
+        for (Object d : keepAlive) {
+            if (d instanceof SessionDependency dep) {
+                dep.attach();
+            }
+        }
         try {
             this.inputs = readNodes(true);
             this.outputs = readNodes(false);
@@ -236,6 +242,20 @@ public final class OrtSession extends NativeObject {
             for (int o = 0; o < nOut; o++) {
                 result[o] = outValues.getAtIndex(ADDRESS, o);
             }
+            try {
+                for (Object d : keepAlive) {
+                    if (d instanceof SessionDependency dep) {
+                        dep.afterRun();
+                    }
+                }
+            } catch (RuntimeException e) {
+                for (int o = 0; o < nOut; o++) {
+                    if (preallocated[o] == null && result[o].address() != 0) {
+                        OrtApi.ReleaseValue.invoke(Api.ReleaseValue, result[o]);
+                    }
+                }
+                throw e;
+            }
             return result;
         } finally {
             for (NativeObject o : held) {
@@ -276,6 +296,11 @@ public final class OrtSession extends NativeObject {
     @Override
     protected void afterClose() {
         names.close();
+        for (Object d : keepAlive) {
+            if (d instanceof SessionDependency dep) {
+                dep.detach();
+            }
+        }
         keepAlive.clear();
         environment.unretain();
     }
@@ -545,9 +570,52 @@ public final class OrtSession extends NativeObject {
             }
         }
 
+        // ---- custom operators and the CUDA provider (issue 4, the custom-operator bridge) ----
+
+        /**
+         * Adds a custom-operator domain ({@code AddCustomOpDomain}); these options and every session
+         * created from them keep its native structures alive.
+         */
+        public SessionOptions registerCustomOps(org.pvn3d.ort.customop.CustomOpDomain domain) {
+            domain.registerOn(this);
+            return this;
+        }
+
+        /** Adds ORT's CUDA execution provider with {@code cudaOptions} (ahead of the CPU provider). */
+        public SessionOptions addCUDA(org.pvn3d.ort.providers.OrtCUDAProviderOptions cudaOptions) {
+            cudaOptions.appendTo(this);
+            return this;
+        }
+
+        /** Adds ORT's CUDA execution provider on {@code deviceId} with default settings. */
+        public SessionOptions addCUDA(int deviceId) {
+            return addCUDA(new org.pvn3d.ort.providers.OrtCUDAProviderOptions(deviceId));
+        }
+
+        // ---- end of the custom-operator bridge block ----
+
         @Override
         protected void releaseNative(MemorySegment handle) {
             OrtApi.ReleaseSessionOptions.invoke(Api.ReleaseSessionOptions, handle);
+        }
+
+        /** Drops what the options held for their sessions (each session holds its own claim). */
+        @Override
+        protected void afterClose() {
+            List<Object> held;
+            synchronized (dependencies) {
+                held = new ArrayList<>(dependencies);
+                dependencies.clear();
+            }
+            for (Object d : held) {
+                if (d instanceof AutoCloseable c) {
+                    try {
+                        c.close();
+                    } catch (Exception e) {
+                        throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "closing " + d + ": " + e, e);
+                    }
+                }
+            }
         }
     }
 

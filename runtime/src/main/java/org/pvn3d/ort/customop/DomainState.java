@@ -1,0 +1,136 @@
+package org.pvn3d.ort.customop;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.ffm.OrtApi;
+import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.CustomOpApi;
+import org.pvn3d.ort.internal.NativeObject;
+
+/**
+ * The native side of a {@link CustomOpDomain}: the {@code OrtCustomOpDomain}, the
+ * {@code OrtCustomOp} structs and their strings (in one shared arena), and the live kernels.
+ *
+ * <p>It is released when its last claim is dropped. Claims are held by the domain's owner (until
+ * {@link CustomOpDomain#close()}) and by every set of session options it was registered on, through
+ * a lease that those options and every session created from them keep alive. ORT reads the structs
+ * for as long as any such session exists, so freeing them earlier would crash the process.
+ */
+final class DomainState extends NativeObject {
+    private static final System.Logger LOG = System.getLogger("org.pvn3d.ort.customop");
+
+    final String name;
+    private final Arena arena;
+    private final List<OpBinding> bindings = new ArrayList<>();
+    private final Set<KernelHolder> kernels = ConcurrentHashMap.newKeySet();
+    private int claims = 1;
+
+    DomainState(String name, List<CustomOp> ops) {
+        super("OrtCustomOpDomain", createDomain(name));
+        this.name = name;
+        this.arena = Arena.ofShared();
+        try {
+            for (CustomOp op : ops) {
+                OpBinding b = new OpBinding(op, this, arena);
+                Upcalls.bind(b);
+                bindings.add(b);
+                Api.check(OrtApi.CustomOpDomain_Add.invoke(CustomOpApi.CustomOpDomain_Add, handle(), b.struct),
+                        "adding " + op.name() + " to custom-op domain " + name);
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private static MemorySegment createDomain(String name) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ADDRESS);
+            Api.check(OrtApi.CreateCustomOpDomain.invoke(CustomOpApi.CreateCustomOpDomain, a.allocateFrom(name), out),
+                    "creating custom-op domain " + name);
+            return out.get(ADDRESS, 0);
+        }
+    }
+
+    /** Adds a claim; fails once the state has been released. */
+    synchronized void claim() {
+        if (claims == 0 || isClosed()) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "custom-op domain " + name + " has been released");
+        }
+        claims++;
+    }
+
+    /** Drops a claim; the last one releases everything. Safe from any thread (Cleaner included). */
+    void drop() {
+        boolean last;
+        synchronized (this) {
+            if (claims == 0) {
+                return;
+            }
+            last = --claims == 0;
+        }
+        if (last) {
+            close();
+        }
+    }
+
+    synchronized int claims() {
+        return claims;
+    }
+
+    void kernelCreated(KernelHolder k) {
+        kernels.add(k);
+    }
+
+    void kernelDestroyed(KernelHolder k) {
+        kernels.remove(k);
+    }
+
+    /** Throws the first error a live kernel learned after its device work finished (others suppressed). */
+    void checkDeferredErrors() {
+        OrtException first = null;
+        for (KernelHolder k : kernels) {
+            try {
+                k.kernel.checkDeferred();
+            } catch (OrtException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    List<KernelHolder> liveKernels() {
+        return List.copyOf(kernels);
+    }
+
+    @Override
+    protected void releaseNative(MemorySegment handle) {
+        if (!kernels.isEmpty()) {
+            // cannot happen while sessions keep their leases; if it does, keep the memory (a leak)
+            // rather than free structs ORT may still call through
+            LOG.log(Level.ERROR, "custom-op domain {0} released with {1} live kernels; keeping its memory",
+                    name, kernels.size());
+            return;
+        }
+        OrtApi.ReleaseCustomOpDomain.invoke(CustomOpApi.ReleaseCustomOpDomain, handle);
+        for (OpBinding b : bindings) {
+            Upcalls.unbind(b);
+        }
+        arena.close();
+    }
+}

@@ -1,0 +1,58 @@
+package org.pvn3d.ort.customop;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.ffm.OrtApi;
+import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.CustomOpApi;
+import org.pvn3d.ort.internal.NativeObject;
+
+/**
+ * ORT's allocator for one memory location as a kernel sees it ({@code KernelContext_GetAllocator}):
+ * scratch memory from the session's own pool (ORT's CUDA arena on the CUDA provider) instead of a
+ * raw {@code cudaMalloc}. It may outlive the compute call that obtained it (it holds ORT's
+ * allocator), so a kernel may keep buffers across runs and free them in its {@code close()}.
+ * Closing releases the allocator handle, not the blocks: free those first.
+ */
+public final class KernelAllocator extends NativeObject {
+    KernelAllocator(MemorySegment handle) {
+        super("OrtAllocator(kernel)", handle);
+    }
+
+    /** {@code bytes} of memory at the allocator's location (device memory: an address-only segment). */
+    public MemorySegment alloc(long bytes) {
+        MemorySegment h = acquire();
+        try (var arena = java.lang.foreign.Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.check(OrtApi.AllocatorAlloc.invoke(Api.AllocatorAlloc, h, bytes, out), "kernel scratch of " + bytes + " bytes");
+            MemorySegment p = out.get(ADDRESS, 0);
+            if (p.address() == 0 && bytes > 0) {
+                throw new OrtException(OrtErrorCode.ORT_FAIL, "ORT's allocator returned no memory for " + bytes + " bytes");
+            }
+            return p;
+        } finally {
+            release();
+        }
+    }
+
+    /** Returns a block from {@link #alloc} to the allocator. */
+    public void free(MemorySegment block) {
+        if (block.address() == 0) {
+            return;
+        }
+        MemorySegment h = acquire();
+        try {
+            Api.check(OrtApi.AllocatorFree.invoke(Api.AllocatorFree, h, block));
+        } finally {
+            release();
+        }
+    }
+
+    @Override
+    protected void releaseNative(MemorySegment handle) {
+        OrtApi.ReleaseAllocator.invoke(CustomOpApi.ReleaseAllocator, handle);
+    }
+}

@@ -1,0 +1,25 @@
+package org.pvn3d.ort.ops;
+
+/**
+ * How the CUDA kernels of GatherPoints, GroupPoints and ThreeInterpolate report an index outside
+ * its range. Whatever the choice, a bad index never reads out of bounds: the CUDA kernel writes 0
+ * where it would have read, and records the first bad position in a flag (cuda-ops/common/index_check.h).
+ * On the CPU provider a bad index always fails the run itself.
+ */
+public enum CudaIndexCheck {
+    /**
+     * The default. The flag lives in mapped pinned host memory that the kernel writes directly; the
+     * compute call launches and returns without synchronising, so the run itself succeeds (with 0
+     * where an index was bad) and the error surfaces when the caller asks, after the run, through
+     * {@link org.pvn3d.ort.customop.CustomOpDomain#checkDeferredErrors()}, with the same message the
+     * CPU kernel gives.
+     */
+    DEFERRED,
+    /**
+     * Synchronises ORT's compute stream after the launch and fails the run itself with the CPU
+     * kernel's message. Exact, but it stalls the host on every such node: for debugging and tests.
+     */
+    SYNC,
+    /** No flag at all (no extra stream work): bad indices read 0 silently. For benchmarks only. */
+    OFF
+}

@@ -1,0 +1,74 @@
+package org.pvn3d.ort.ops;
+
+import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.OnnxTensorType;
+import org.pvn3d.ort.customop.AttributeSpec;
+import org.pvn3d.ort.customop.CustomOp;
+import org.pvn3d.ort.customop.KernelContext;
+import org.pvn3d.ort.customop.KernelInfo;
+import org.pvn3d.ort.customop.KernelTensor;
+
+/** PVN3D_FurthestPointSample: xyz [B,N,3] -> idx int64 [B,npoint] (spec/ops.md). */
+final class FurthestPointSample extends Pvn3dKernel {
+    static final String NAME = "PVN3D_FurthestPointSample";
+
+    private final long npoint;
+    private final CudaScratch scratch;
+
+    static CustomOp op(boolean cuda, CudaIndexCheck check) {
+        return CustomOp.builder(NAME)
+                .executionProvider(provider(cuda))
+                .input("xyz", OnnxTensorType.FLOAT)
+                .output("idx", OnnxTensorType.INT64)
+                .attribute("npoint", AttributeSpec.Type.INT, true, "points to pick, >= 1 and <= N")
+                .kernel(info -> new FurthestPointSample(info, cuda, check))
+                .build();
+    }
+
+    private FurthestPointSample(KernelInfo info, boolean cuda, CudaIndexCheck check) {
+        super(NAME, cuda, check, null);
+        npoint = info.getInt("npoint");
+        if (npoint < 1) {
+            throw info.invalidAttribute("npoint", "must be >= 1, got " + npoint);
+        }
+        scratch = cuda ? new CudaScratch() : null;
+    }
+
+    @Override
+    public void compute(KernelContext ctx) {
+        KernelTensor xyz = points(ctx, 0, -1, null);
+        long b = xyz.dim(0);
+        long n = xyz.dim(1);
+        if (npoint > n) {
+            throw ctx.invalid("attribute npoint (" + npoint + ") is larger than the number of points N = " + n
+                    + " of input xyz (shape " + xyz.shapeString() + ")");
+        }
+        KernelTensor idx = ctx.output(0, b, npoint);
+        try {
+            if (!cuda) {
+                Pvn3dNative.check((int) Pvn3dNative.FPS_CPU.invokeExact(b, n, npoint, xyz.data(), idx.data()));
+                return;
+            }
+            MemorySegment stream = ctx.gpuStream();
+            long bytes = (long) Pvn3dNative.FPS_CUDA_WORKSPACE.invokeExact(b, n, npoint);
+            MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : scratch.get(ctx, xyz, stream, bytes);
+            Pvn3dNative.check((int) Pvn3dNative.FPS_CUDA.invokeExact(b, n, npoint, xyz.data(), idx.data(), workspace,
+                    bytes, stream));
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Pvn3dNative.rethrow(t);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (scratch != null) {
+                scratch.close();
+            }
+        } finally {
+            super.close();
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package org.pvn3d.ort.ops;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.ConcurrentHashMap;
+import org.pvn3d.ort.OrtException;
+
+/**
+ * The CUDA index-error flags of one kernel (cuda-ops/common/index_check.h, reading option b): one
+ * 16-byte mapped pinned buffer per CUDA stream the kernel has launched on, so that runs in flight on
+ * different streams never share a flag. The kernel writes the host memory directly through its
+ * device alias; the host reads it once the stream's work is done.
+ */
+final class IndexErrorSlots implements AutoCloseable {
+    private static final long NONE = -1;
+
+    private final String op;
+    private final String input;
+    private final ConcurrentHashMap<Long, Slot> slots = new ConcurrentHashMap<>();
+
+    private static final class Slot {
+        final MemorySegment host;
+        final MemorySegment device;
+        volatile long limit;
+
+        Slot(MemorySegment host, MemorySegment device) {
+            this.host = host;
+            this.device = device;
+        }
+    }
+
+    IndexErrorSlots(String op, String input) {
+        this.op = op;
+        this.input = input;
+    }
+
+    /** The device-side flag for a launch on {@code stream} whose valid indices are [0, limit). */
+    MemorySegment flagFor(MemorySegment stream, long limit) {
+        Slot slot = slots.computeIfAbsent(stream.address(), s -> allocate());
+        slot.limit = limit;
+        return slot.device;
+    }
+
+    /** After the stream's work is done: throws the launch's index error, if any, and clears it. */
+    void check(MemorySegment stream) {
+        Slot slot = slots.get(stream.address());
+        if (slot != null) {
+            report(slot);
+        }
+    }
+
+    /** Reports the first recorded error of any stream (deferred mode, after the run). */
+    void checkAll() {
+        for (Slot slot : slots.values()) {
+            report(slot);
+        }
+    }
+
+    private void report(Slot slot) {
+        long position = slot.host.get(JAVA_LONG, 0);
+        if (position == NONE) {
+            return;
+        }
+        long value = slot.host.get(JAVA_LONG, 8);
+        slot.host.set(JAVA_LONG, 0, NONE);
+        slot.host.set(JAVA_LONG, 8, NONE);
+        try (Arena arena = Arena.ofConfined()) {
+            int status = (int) Pvn3dNative.INDEX_ERROR_DESCRIBE.invokeExact(arena.allocateFrom(op),
+                    arena.allocateFrom(input), position, value, slot.limit);
+            OrtException e = Pvn3dNative.failure(status);
+            throw new OrtException(e.getCode(), Pvn3dOps.rawMessage(e) + " (CUDA kernel; the run wrote 0 there)");
+        } catch (OrtException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Pvn3dNative.rethrow(t);
+        }
+    }
+
+    private Slot allocate() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Pvn3dNative.check((int) Pvn3dNative.CUDA_MALLOC_HOST.invokeExact(out, 16L, 1));
+            MemorySegment host = out.get(ADDRESS, 0).reinterpret(16);
+            host.set(JAVA_LONG, 0, NONE);
+            host.set(JAVA_LONG, 8, NONE);
+            int status = (int) Pvn3dNative.CUDA_HOST_DEVICE_POINTER.invokeExact(out, host);
+            if (status != Pvn3dNative.OK) {
+                OrtException e = Pvn3dNative.failure(status);
+                int ignored = (int) Pvn3dNative.CUDA_FREE_HOST.invokeExact(host);
+                throw e;
+            }
+            return new Slot(host, out.get(ADDRESS, 0));
+        } catch (OrtException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Pvn3dNative.rethrow(t);
+        }
+    }
+
+    @Override
+    public void close() {
+        for (Slot slot : slots.values()) {
+            try {
+                int ignored = (int) Pvn3dNative.CUDA_FREE_HOST.invokeExact(slot.host);
+            } catch (Throwable t) {
+                // freeing pinned memory at session release cannot be retried; nothing else to do
+            }
+        }
+        slots.clear();
+    }
+}

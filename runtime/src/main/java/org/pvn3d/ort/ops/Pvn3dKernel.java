@@ -1,0 +1,73 @@
+package org.pvn3d.ort.ops;
+
+import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.OnnxTensorType;
+import org.pvn3d.ort.customop.CustomKernel;
+import org.pvn3d.ort.customop.CustomOp;
+import org.pvn3d.ort.customop.KernelContext;
+import org.pvn3d.ort.customop.KernelTensor;
+
+/**
+ * What the six PointNet++ kernels share: which provider they run on, the CUDA index-error flags of
+ * the operators that read indices, and the checks of 3-vector point clouds.
+ */
+abstract class Pvn3dKernel implements CustomKernel {
+    final boolean cuda;
+    private final CudaIndexCheck indexCheck;
+    private final IndexErrorSlots slots;
+
+    /** @param indexInput the index input's name for a kernel that reads indices, else null */
+    Pvn3dKernel(String op, boolean cuda, CudaIndexCheck indexCheck, String indexInput) {
+        this.cuda = cuda;
+        this.indexCheck = indexCheck;
+        this.slots = cuda && indexInput != null && indexCheck != CudaIndexCheck.OFF
+                ? new IndexErrorSlots(op, indexInput) : null;
+    }
+
+    static String provider(boolean cuda) {
+        return cuda ? CustomOp.CUDA : CustomOp.CPU;
+    }
+
+    /** A float32 [B, n, 3] input whose batch is {@code batch} (or any when batch < 0). */
+    static KernelTensor points(KernelContext ctx, int index, long batch, String batchOrigin) {
+        KernelTensor t = ctx.input(index, OnnxTensorType.FLOAT, 3);
+        ctx.requireDim(t, 2, 3, "x, y, z");
+        if (batch >= 0) {
+            ctx.requireDim(t, 0, batch, "the batch size B of " + batchOrigin);
+        }
+        return t;
+    }
+
+    /** The device flag for an index-reading CUDA launch (NULL when reporting is off). */
+    MemorySegment indexFlag(MemorySegment stream, long limit) {
+        return slots == null ? MemorySegment.NULL : slots.flagFor(stream, limit);
+    }
+
+    /** In {@link CudaIndexCheck#SYNC} mode: waits for the launch and fails the run on a bad index. */
+    void afterIndexLaunch(MemorySegment stream) {
+        if (slots != null && indexCheck == CudaIndexCheck.SYNC) {
+            try {
+                Pvn3dNative.check((int) Pvn3dNative.CUDA_STREAM_SYNCHRONIZE.invokeExact(stream));
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw Pvn3dNative.rethrow(t);
+            }
+            slots.check(stream);
+        }
+    }
+
+    @Override
+    public void checkDeferred() {
+        if (slots != null && indexCheck == CudaIndexCheck.DEFERRED) {
+            slots.checkAll();
+        }
+    }
+
+    @Override
+    public void close() {
+        if (slots != null) {
+            slots.close();
+        }
+    }
+}

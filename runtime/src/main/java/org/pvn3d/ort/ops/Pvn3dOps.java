@@ -1,0 +1,113 @@
+package org.pvn3d.ort.ops;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.customop.CustomOp;
+import org.pvn3d.ort.customop.CustomOpDomain;
+
+/**
+ * The six PointNet++ operators of spec/ops.md as ORT custom operators, each with a CPU kernel and a
+ * CUDA kernel from libpvn3d_ops, under the domain {@value #DOMAIN}.
+ *
+ * <pre>{@code
+ * try (var options = new OrtSession.SessionOptions()) {
+ *     CustomOpDomain ops = Pvn3dOps.register(options);
+ *     try (OrtSession session = env.createSession(model, options)) { ... }
+ * }
+ * }</pre>
+ *
+ * The CPU kernels run on ORT's calling thread; the CUDA kernels launch on ORT's compute stream
+ * ({@code KernelContext_GetGPUComputeStream}) and never synchronise it (see {@link CudaIndexCheck}
+ * for the one thing that can only be known afterwards).
+ */
+public final class Pvn3dOps {
+    /** The ONNX domain of the operators. */
+    public static final String DOMAIN = "ai.onnx.contrib";
+
+    /** The operator names, in spec order. */
+    public static final List<String> OPERATORS = List.of(FurthestPointSample.NAME, GatherPoints.NAME, BallQuery.NAME,
+            GroupPoints.NAME, ThreeNN.NAME, ThreeInterpolate.NAME);
+
+    private Pvn3dOps() {}
+
+    /** The twelve operator descriptions: each operator for the CPU and the CUDA provider. */
+    public static List<CustomOp> operators(CudaIndexCheck indexCheck) {
+        List<CustomOp> ops = new ArrayList<>();
+        for (boolean cuda : new boolean[] {false, true}) {
+            ops.add(FurthestPointSample.op(cuda, indexCheck));
+            ops.add(GatherPoints.op(cuda, indexCheck));
+            ops.add(BallQuery.op(cuda, indexCheck));
+            ops.add(GroupPoints.op(cuda, indexCheck));
+            ops.add(ThreeNN.op(cuda, indexCheck));
+            ops.add(ThreeInterpolate.op(cuda, indexCheck));
+        }
+        return ops;
+    }
+
+    /** A new domain with all twelve kernels; loads libpvn3d_ops first so a missing library fails here. */
+    public static CustomOpDomain createDomain(CudaIndexCheck indexCheck) {
+        nativeVersion();
+        return new CustomOpDomain(DOMAIN, operators(indexCheck));
+    }
+
+    /** {@link #createDomain(CudaIndexCheck)} with {@link CudaIndexCheck#DEFERRED}. */
+    public static CustomOpDomain createDomain() {
+        return createDomain(CudaIndexCheck.DEFERRED);
+    }
+
+    /**
+     * Adds all six operators (CPU and CUDA kernels) to {@code options}. The returned domain lives as
+     * long as the options and their sessions need it; keep it to call
+     * {@link CustomOpDomain#checkDeferredErrors()} after CUDA runs. Closing it is optional.
+     */
+    public static CustomOpDomain register(OrtSession.SessionOptions options, CudaIndexCheck indexCheck) {
+        CustomOpDomain domain = createDomain(indexCheck);
+        domain.registerOn(options);
+        return domain;
+    }
+
+    /** {@link #register(OrtSession.SessionOptions, CudaIndexCheck)} with {@link CudaIndexCheck#DEFERRED}. */
+    public static CustomOpDomain register(OrtSession.SessionOptions options) {
+        return register(options, CudaIndexCheck.DEFERRED);
+    }
+
+    /** The loaded libpvn3d_ops's version ("MAJOR.MINOR.PATCH"). */
+    public static String nativeVersion() {
+        return Pvn3dNative.version();
+    }
+
+    /** Where libpvn3d_ops was loaded from. */
+    public static Path nativeLibrary() {
+        return Pvn3dNative.PATH;
+    }
+
+    /** Whether libpvn3d_ops was built with its CUDA kernels. */
+    public static boolean nativeBuiltWithCuda() {
+        return Pvn3dNative.builtWithCuda();
+    }
+
+    /** CUDA devices visible to libpvn3d_ops (0 without a device, a driver, or a CUDA build). */
+    public static int cudaDeviceCount() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_INT);
+            int status = (int) Pvn3dNative.CUDA_DEVICE_COUNT.invokeExact(out);
+            return status == Pvn3dNative.OK ? out.get(JAVA_INT, 0) : 0;
+        } catch (Throwable t) {
+            throw Pvn3dNative.rethrow(t);
+        }
+    }
+
+    /** An OrtException's message without its "[CODE] " prefix. */
+    static String rawMessage(OrtException e) {
+        String m = e.getMessage();
+        String prefix = "[" + e.getCode() + "] ";
+        return m.startsWith(prefix) ? m.substring(prefix.length()) : m;
+    }
+}

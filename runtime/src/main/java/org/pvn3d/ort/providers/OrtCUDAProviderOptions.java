@@ -1,0 +1,209 @@
+package org.pvn3d.ort.providers;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.OrtRuntime;
+import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.ffm.OrtApi;
+import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.CustomOpApi;
+import org.pvn3d.ort.internal.Memory;
+
+/**
+ * Settings of ORT's CUDA execution provider ({@code OrtCUDAProviderOptionsV2}), added to session
+ * options with {@code SessionOptions.addCUDA}. Plain Java state: the native options are built,
+ * applied and released inside {@link #appendTo}, so this object owns nothing native and needs no
+ * closing (unlike ORT's own Java class, whose native options outlive the call for no benefit).
+ *
+ * <p><b>Why the native options are built in one go.</b> On ORT 1.16 {@code UpdateCUDAProviderOptions}
+ * rebuilds every option from the keys it is given (others go back to their defaults), so the
+ * string options are applied in a single call, and the pointer-valued {@code user_compute_stream}
+ * after them.
+ *
+ * <p><b>user_compute_stream.</b> It is a {@code cudaStream_t}, which ORT 1.16's string parser does
+ * not accept (its CUDA provider knows only {@code has_user_compute_stream}; the string key
+ * {@code user_compute_stream} came with a later release). It is set with
+ * {@code UpdateCUDAProviderOptionsWithValue(options, "user_compute_stream", stream)}, which is part
+ * of the API-16 function table ("since 1.16" in onnxruntime_c_api.h) and so is served by every
+ * runtime this library loads; it also sets {@code has_user_compute_stream}. The stream stays the
+ * caller's: it must outlive every session created with these options.
+ */
+public final class OrtCUDAProviderOptions {
+    /** How the CUDA arena grows ({@code arena_extend_strategy}). */
+    public enum ArenaExtendStrategy {
+        NEXT_POWER_OF_TWO("kNextPowerOfTwo"), SAME_AS_REQUESTED("kSameAsRequested");
+
+        private final String value;
+
+        ArenaExtendStrategy(String value) {
+            this.value = value;
+        }
+    }
+
+    /** How cuDNN convolution algorithms are chosen ({@code cudnn_conv_algo_search}). */
+    public enum CudnnConvAlgoSearch {
+        EXHAUSTIVE, HEURISTIC, DEFAULT
+    }
+
+    private final Map<String, String> options = new LinkedHashMap<>();
+    private MemorySegment userComputeStream = MemorySegment.NULL;
+
+    /** Defaults for everything (device 0). */
+    public OrtCUDAProviderOptions() {}
+
+    public OrtCUDAProviderOptions(int deviceId) {
+        setDeviceId(deviceId);
+    }
+
+    public OrtCUDAProviderOptions setDeviceId(int deviceId) {
+        if (deviceId < 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "CUDA device id must be >= 0, got " + deviceId);
+        }
+        options.put("device_id", Integer.toString(deviceId));
+        return this;
+    }
+
+    /** Upper bound of the CUDA arena in bytes ({@code gpu_mem_limit}). */
+    public OrtCUDAProviderOptions setGpuMemLimit(long bytes) {
+        if (bytes <= 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "gpu_mem_limit must be > 0 bytes, got " + bytes);
+        }
+        options.put("gpu_mem_limit", Long.toString(bytes));
+        return this;
+    }
+
+    public OrtCUDAProviderOptions setArenaExtendStrategy(ArenaExtendStrategy strategy) {
+        options.put("arena_extend_strategy", strategy.value);
+        return this;
+    }
+
+    public OrtCUDAProviderOptions setCudnnConvAlgoSearch(CudnnConvAlgoSearch search) {
+        options.put("cudnn_conv_algo_search", search.name());
+        return this;
+    }
+
+    /** Whether ORT copies between host and device on the default stream ({@code do_copy_in_default_stream}). */
+    public OrtCUDAProviderOptions setDoCopyInDefaultStream(boolean enable) {
+        options.put("do_copy_in_default_stream", enable ? "1" : "0");
+        return this;
+    }
+
+    /**
+     * Runs the sessions on {@code stream} (a {@code cudaStream_t}, e.g. from the device API) instead
+     * of a stream ORT creates. The caller keeps the stream alive while any such session exists.
+     */
+    public OrtCUDAProviderOptions setUserComputeStream(MemorySegment stream) {
+        if (stream == null || stream.address() == 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT,
+                    "user_compute_stream must be a non-NULL cudaStream_t (ORT treats NULL as no stream)");
+        }
+        userComputeStream = MemorySegment.ofAddress(stream.address());
+        return this;
+    }
+
+    /**
+     * Any other string option ORT's CUDA provider knows (e.g. "enable_cuda_graph" = "1",
+     * "cudnn_conv_use_max_workspace" = "1"); ORT checks keys and values when the provider is added.
+     */
+    public OrtCUDAProviderOptions add(String key, String value) {
+        if ("user_compute_stream".equals(key)) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT,
+                    "user_compute_stream is a pointer: use setUserComputeStream(MemorySegment)");
+        }
+        options.put(key, value);
+        return this;
+    }
+
+    /** The string options set so far, in the order set. */
+    public Map<String, String> getOptions() {
+        return Collections.unmodifiableMap(options);
+    }
+
+    /** The user compute stream, or the NULL segment when ORT creates its own. */
+    public MemorySegment getUserComputeStream() {
+        return userComputeStream;
+    }
+
+    /**
+     * Adds the CUDA provider with these settings to {@code sessionOptions}
+     * ({@code SessionOptionsAppendExecutionProvider_CUDA_V2}). Needs ORT's CUDA provider library and
+     * a usable CUDA installation; fails with an {@link OrtException} saying what ORT reported.
+     */
+    public void appendTo(OrtSession.SessionOptions sessionOptions) {
+        OrtRuntime.get().ensureCudaProvider();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cuda = create(arena);
+            try {
+                MemorySegment handle = sessionOptions.acquire();
+                try {
+                    Api.check(OrtApi.SessionOptionsAppendExecutionProvider_CUDA_V2.invoke(
+                            CustomOpApi.SessionOptionsAppendExecutionProvider_CUDA_V2, handle, cuda),
+                            "cannot add the CUDA execution provider");
+                } finally {
+                    sessionOptions.release();
+                }
+            } finally {
+                OrtApi.ReleaseCUDAProviderOptions.invoke(CustomOpApi.ReleaseCUDAProviderOptions, cuda);
+            }
+        }
+    }
+
+    /** ORT's own rendering of these settings ({@code GetCUDAProviderOptionsAsString}). */
+    public String toNativeString() {
+        OrtRuntime.get().ensureCudaProvider();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cuda = create(arena);
+            try {
+                MemorySegment out = arena.allocate(ADDRESS);
+                Api.check(OrtApi.GetCUDAProviderOptionsAsString.invoke(CustomOpApi.GetCUDAProviderOptionsAsString, cuda,
+                        Memory.DEFAULT_ALLOCATOR, out));
+                return Memory.takeString(out.get(ADDRESS, 0));
+            } finally {
+                OrtApi.ReleaseCUDAProviderOptions.invoke(CustomOpApi.ReleaseCUDAProviderOptions, cuda);
+            }
+        }
+    }
+
+    private MemorySegment create(Arena arena) {
+        MemorySegment out = arena.allocate(ADDRESS);
+        Api.check(OrtApi.CreateCUDAProviderOptions.invoke(CustomOpApi.CreateCUDAProviderOptions, out),
+                "the CUDA execution provider is not available in " + OrtRuntime.get());
+        MemorySegment cuda = out.get(ADDRESS, 0);
+        try {
+            if (!options.isEmpty()) {
+                int n = options.size();
+                MemorySegment keys = arena.allocate(ADDRESS, n);
+                MemorySegment values = arena.allocate(ADDRESS, n);
+                int i = 0;
+                for (Map.Entry<String, String> e : options.entrySet()) {
+                    keys.setAtIndex(ADDRESS, i, arena.allocateFrom(e.getKey()));
+                    values.setAtIndex(ADDRESS, i, arena.allocateFrom(e.getValue()));
+                    i++;
+                }
+                Api.check(OrtApi.UpdateCUDAProviderOptions.invoke(CustomOpApi.UpdateCUDAProviderOptions, cuda, keys,
+                        values, n), "CUDA provider options " + options);
+            }
+            if (userComputeStream.address() != 0) {
+                Api.check(OrtApi.UpdateCUDAProviderOptionsWithValue.invoke(CustomOpApi.UpdateCUDAProviderOptionsWithValue,
+                        cuda, arena.allocateFrom("user_compute_stream"), userComputeStream), "user_compute_stream");
+            }
+            return cuda;
+        } catch (RuntimeException e) {
+            OrtApi.ReleaseCUDAProviderOptions.invoke(CustomOpApi.ReleaseCUDAProviderOptions, cuda);
+            throw e;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "OrtCUDAProviderOptions" + options
+                + (userComputeStream.address() == 0 ? "" : " user_compute_stream=0x" + Long.toHexString(userComputeStream.address()));
+    }
+}

@@ -1,0 +1,262 @@
+package org.pvn3d.ort.customop;
+
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.MemorySegment;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.pvn3d.ort.OnnxTensor;
+import org.pvn3d.ort.OnnxTensorType;
+import org.pvn3d.ort.OrtEnvironment;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.internal.NativeObject;
+
+/**
+ * The general bridge with an operator written entirely in Java ("JavaScale": y = x * factor + bias,
+ * bias optional): compute through the upcalls, attributes, optional inputs, every kind of failure
+ * turned into an ORT status (and the session still usable), and no native leak.
+ */
+class CustomOpDomainTest {
+    private static OrtEnvironment env;
+
+    @BeforeAll
+    static void environment() {
+        env = OrtEnvironment.getEnvironment();
+    }
+
+    /** Leaves no domain waiting for the Cleaner behind for other test classes' leak counts. */
+    @AfterAll
+    static void domainsReleased() throws InterruptedException {
+        awaitReleased();
+    }
+
+    static Path model(String name) {
+        try {
+            return Path.of(CustomOpDomainTest.class.getResource("/customop/" + name).toURI());
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** What the kernel does on an input whose first element is a given sentinel. */
+    static final float THROW_ORT = -1000f;
+    static final float THROW_RUNTIME = -2000f;
+    static final float THROW_ERROR = -3000f;
+
+    static final AtomicInteger CLOSED_KERNELS = new AtomicInteger();
+
+    static final class ScaleKernel implements CustomKernel {
+        private final float factor;
+
+        ScaleKernel(KernelInfo info) {
+            factor = info.getFloat("factor");
+            if (info.getInt("times", 1) != 1) {
+                throw info.invalidAttribute("times", "is not supported");
+            }
+        }
+
+        @Override
+        public void compute(KernelContext ctx) {
+            KernelTensor x = ctx.input(0, OnnxTensorType.FLOAT, -1);
+            KernelTensor bias = ctx.inputOrNull(1);
+            float first = x.elementCount() > 0 ? x.data().get(JAVA_FLOAT, 0) : 0;
+            if (first == THROW_ORT) {
+                throw ctx.invalid("input x starts with the forbidden value " + first);
+            } else if (first == THROW_RUNTIME) {
+                throw new IllegalStateException("plain Java failure");
+            } else if (first == THROW_ERROR) {
+                throw new StackOverflowError("simulated");
+            }
+            KernelTensor y = ctx.output(0, x.shape());
+            MemorySegment in = x.data();
+            MemorySegment out = y.data();
+            float b = bias == null ? 0f : bias.data().get(JAVA_FLOAT, 0);
+            for (long i = 0; i < x.elementCount(); i++) {
+                out.setAtIndex(JAVA_FLOAT, i, in.getAtIndex(JAVA_FLOAT, i) * factor + b);
+            }
+        }
+
+        @Override
+        public void close() {
+            CLOSED_KERNELS.incrementAndGet();
+        }
+    }
+
+    static CustomOp scaleOp(KernelFactory factory) {
+        return CustomOp.builder("JavaScale")
+                .input(Port.of("x", OnnxTensorType.FLOAT))
+                .input(Port.optional("bias", OnnxTensorType.FLOAT))
+                .output(Port.of("y", OnnxTensorType.FLOAT))
+                .attribute("factor", AttributeSpec.Type.FLOAT, true, "multiplier")
+                .kernel(factory)
+                .build();
+    }
+
+    static CustomOpDomain scaleDomain() {
+        return CustomOpDomain.of("test.java", scaleOp(ScaleKernel::new));
+    }
+
+    static float[] run(OrtSession s, float[] x, float[] bias) {
+        try (OnnxTensor xt = OnnxTensor.createTensor(x, 2, x.length / 2)) {
+            Map<String, OnnxTensor> feeds = bias == null ? Map.of("x", xt) : Map.of("x", xt, "bias", OnnxTensor.createTensor(bias, 1));
+            try (OrtSession.Result r = s.run(feeds)) {
+                return r.tensor("y").getFloatArray();
+            } finally {
+                if (bias != null) {
+                    feeds.get("bias").close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void javaKernelComputesWithAttributesAndOptionalInputs() {
+        try (CustomOpDomain domain = scaleDomain(); OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+            options.registerCustomOps(domain);
+            try (OrtSession s = env.createSession(model("java_scale.onnx"), options);
+                    OrtSession withBias = env.createSession(model("java_scale_bias.onnx"), options)) {
+                assertEquals(2, domain.liveKernelCount());
+                assertArrayEquals(new float[] {2.5f, 5f, 7.5f, 10f}, run(s, new float[] {1, 2, 3, 4}, null));
+                assertArrayEquals(new float[] {3.5f, 6f}, run(withBias, new float[] {1, 2}, new float[] {1}));
+                // another shape through the same session
+                assertArrayEquals(new float[] {0f, 25f}, run(s, new float[] {0, 10}, null));
+            }
+            assertEquals(0, domain.liveKernelCount());
+        }
+    }
+
+    @Test
+    void everyKindOfComputeFailureFailsOnlyThatRun() {
+        try (CustomOpDomain domain = scaleDomain(); OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+            options.registerCustomOps(domain);
+            try (OrtSession s = env.createSession(model("java_scale.onnx"), options)) {
+                OrtException ort = assertThrows(OrtException.class, () -> run(s, new float[] {THROW_ORT, 0}, null));
+                assertTrue(ort.getMessage().contains("JavaScale (node 'scale'): input x starts with the forbidden value"),
+                        ort.getMessage());
+                assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, ort.getCode());
+                assertArrayEquals(new float[] {2.5f, 5f}, run(s, new float[] {1, 2}, null));
+
+                OrtException runtime = assertThrows(OrtException.class, () -> run(s, new float[] {THROW_RUNTIME, 0}, null));
+                assertTrue(runtime.getMessage().contains("JavaScale"), runtime.getMessage());
+                assertTrue(runtime.getMessage().contains("IllegalStateException: plain Java failure"), runtime.getMessage());
+                assertArrayEquals(new float[] {2.5f, 5f}, run(s, new float[] {1, 2}, null));
+
+                OrtException error = assertThrows(OrtException.class, () -> run(s, new float[] {THROW_ERROR, 0}, null));
+                assertTrue(error.getMessage().contains("StackOverflowError"), error.getMessage());
+                assertArrayEquals(new float[] {2.5f, 5f}, run(s, new float[] {1, 2}, null));
+            }
+        }
+    }
+
+    @Test
+    void factoryFailuresFailSessionCreationWithTheirMessage() {
+        CustomOp throwing = scaleOp(info -> {
+            throw new IllegalArgumentException("factory refuses node " + info.nodeName());
+        });
+        try (CustomOpDomain domain = CustomOpDomain.of("test.java", throwing);
+                OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+            options.registerCustomOps(domain);
+            OrtException e = assertThrows(OrtException.class, () -> env.createSession(model("java_scale.onnx"), options));
+            assertTrue(e.getMessage().contains("factory refuses node scale"), e.getMessage());
+        }
+        CustomOp needsMissing = CustomOp.builder("JavaScale")
+                .input("x", OnnxTensorType.FLOAT).input(Port.optional("bias", OnnxTensorType.FLOAT))
+                .output("y", OnnxTensorType.FLOAT)
+                .attribute("offset", AttributeSpec.Type.FLOAT, true, "absent from the model")
+                .kernel(ScaleKernel::new).build();
+        try (CustomOpDomain domain = CustomOpDomain.of("test.java", needsMissing);
+                OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+            options.registerCustomOps(domain);
+            OrtException e = assertThrows(OrtException.class, () -> env.createSession(model("java_scale.onnx"), options));
+            assertTrue(e.getMessage().contains("JavaScale (node 'scale'): attribute offset (float) is required but missing"),
+                    e.getMessage());
+        }
+    }
+
+    @Test
+    void kernelInfoIsOnlyValidDuringCreation() {
+        KernelInfo[] kept = new KernelInfo[1];
+        CustomOp keeping = scaleOp(info -> {
+            kept[0] = info;
+            return new ScaleKernel(info);
+        });
+        try (CustomOpDomain domain = CustomOpDomain.of("test.java", keeping);
+                OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+            options.registerCustomOps(domain);
+            try (OrtSession s = env.createSession(model("java_scale.onnx"), options)) {
+                assertEquals("scale", kept[0].nodeName());
+                assertThrows(OrtException.class, () -> kept[0].getFloat("factor"));
+            }
+        }
+    }
+
+    @Test
+    void domainOutlivesItsOwnerWhileSessionsUseIt() {
+        OrtSession s;
+        CustomOpDomain domain = scaleDomain();
+        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+            options.registerCustomOps(domain);
+            s = env.createSession(model("java_scale.onnx"), options);
+        }
+        domain.close();
+        domain.close(); // idempotent
+        try (OrtSession.SessionOptions other = new OrtSession.SessionOptions()) {
+            assertThrows(OrtException.class, () -> domain.registerOn(other), "a closed domain is not registered again");
+        }
+        try (s) {
+            System.gc();
+            assertFalse(domain.isReleased(), "the session still holds the domain");
+            assertArrayEquals(new float[] {2.5f, 5f}, run(s, new float[] {1, 2}, null));
+        }
+    }
+
+    @Test
+    void noNativeLeaksAcrossRegistrationsAndSessions() throws InterruptedException {
+        // warm up the classes (and the process-wide upcall stubs) before taking the baseline
+        runCycle();
+        awaitReleased();
+        Map<String, Long> baseline = NativeObject.liveCounts();
+        int closedBefore = CLOSED_KERNELS.get();
+        for (int i = 0; i < 25; i++) {
+            runCycle();
+        }
+        assertEquals(closedBefore + 25 * 2, CLOSED_KERNELS.get(), "every kernel was destroyed");
+        awaitReleased();
+        assertEquals(baseline, NativeObject.liveCounts());
+    }
+
+    private static void runCycle() {
+        try (CustomOpDomain domain = scaleDomain(); OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+            options.registerCustomOps(domain);
+            try (OrtSession a = env.createSession(model("java_scale.onnx"), options);
+                    OrtSession b = env.createSession(model("java_scale.onnx"), options)) {
+                run(a, new float[] {1, 2}, null);
+                run(b, new float[] {3, 4}, null);
+            }
+        }
+    }
+
+    /**
+     * Closed options and sessions hold their domain leases until collected; wait (bounded) for the
+     * Cleaner to release every domain.
+     */
+    private static void awaitReleased() throws InterruptedException {
+        for (int i = 0; i < 200 && NativeObject.liveCount("OrtCustomOpDomain") > 0; i++) {
+            System.gc();
+            Thread.sleep(25);
+        }
+        assertEquals(0, NativeObject.liveCount("OrtCustomOpDomain"), "custom-op domains still alive");
+    }
+}
