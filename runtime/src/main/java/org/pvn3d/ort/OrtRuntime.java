@@ -91,6 +91,11 @@ public final class OrtRuntime {
         return library.getParent();
     }
 
+    /** True when the loaded runtime's version is {@code version} or later (e.g. "1.18"). */
+    public boolean isAtLeast(String version) {
+        return compareVersions(this.version, version) >= 0;
+    }
+
     /** True when this is the build shipped in the jar rather than one the user pointed at. */
     public boolean isBundled() {
         return bundled;

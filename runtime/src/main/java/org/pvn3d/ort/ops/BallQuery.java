@@ -53,7 +53,7 @@ final class BallQuery extends Pvn3dKernel {
                         centres.data(), idx.data()));
                 return;
             }
-            MemorySegment stream = ctx.gpuStream();
+            MemorySegment stream = cudaStream(ctx);
             Pvn3dNative.check((int) Pvn3dNative.BALL_QUERY_CUDA.invokeExact(b, n, m, radius, nsample, xyz.data(),
                     centres.data(), idx.data(), stream));
         } catch (RuntimeException | Error e) {

@@ -49,7 +49,7 @@ final class FurthestPointSample extends Pvn3dKernel {
                 Pvn3dNative.check((int) Pvn3dNative.FPS_CPU.invokeExact(b, n, npoint, xyz.data(), idx.data()));
                 return;
             }
-            MemorySegment stream = ctx.gpuStream();
+            MemorySegment stream = cudaStream(ctx);
             long bytes = (long) Pvn3dNative.FPS_CUDA_WORKSPACE.invokeExact(b, n, npoint);
             MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : scratch.get(ctx, xyz, stream, bytes);
             Pvn3dNative.check((int) Pvn3dNative.FPS_CUDA.invokeExact(b, n, npoint, xyz.data(), idx.data(), workspace,

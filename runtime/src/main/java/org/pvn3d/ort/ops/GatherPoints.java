@@ -39,7 +39,7 @@ final class GatherPoints extends Pvn3dKernel {
                 Pvn3dNative.check((int) Pvn3dNative.GATHER_CPU.invokeExact(b, c, n, m, features.data(), idx.data(), out.data()));
                 return;
             }
-            MemorySegment stream = ctx.gpuStream();
+            MemorySegment stream = cudaStream(ctx);
             Pvn3dNative.check((int) Pvn3dNative.GATHER_CUDA.invokeExact(b, c, n, m, features.data(), idx.data(), out.data(),
                     indexFlag(stream, n), stream));
             afterIndexLaunch(stream);

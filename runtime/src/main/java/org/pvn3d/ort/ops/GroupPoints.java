@@ -41,7 +41,7 @@ final class GroupPoints extends Pvn3dKernel {
                         out.data()));
                 return;
             }
-            MemorySegment stream = ctx.gpuStream();
+            MemorySegment stream = cudaStream(ctx);
             Pvn3dNative.check((int) Pvn3dNative.GROUP_CUDA.invokeExact(b, c, n, m, s, features.data(), idx.data(),
                     out.data(), indexFlag(stream, n), stream));
             afterIndexLaunch(stream);

@@ -1,6 +1,7 @@
 package org.pvn3d.ort.ops;
 
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicLong;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.customop.CustomKernel;
 import org.pvn3d.ort.customop.CustomOp;
@@ -12,6 +13,10 @@ import org.pvn3d.ort.customop.KernelTensor;
  * the operators that read indices, and the checks of 3-vector point clouds.
  */
 abstract class Pvn3dKernel implements CustomKernel {
+    /** Diagnostics: how many CUDA launches there were and on which stream the last one ran. */
+    static final AtomicLong CUDA_LAUNCHES = new AtomicLong();
+    static final AtomicLong LAST_CUDA_STREAM = new AtomicLong();
+
     final boolean cuda;
     private final CudaIndexCheck indexCheck;
     private final IndexErrorSlots slots;
@@ -26,6 +31,14 @@ abstract class Pvn3dKernel implements CustomKernel {
 
     static String provider(boolean cuda) {
         return cuda ? CustomOp.CUDA : CustomOp.CPU;
+    }
+
+    /** ORT's compute stream for this kernel's launch (recorded for {@link Pvn3dOps#lastCudaStream()}). */
+    static MemorySegment cudaStream(KernelContext ctx) {
+        MemorySegment stream = ctx.gpuStream();
+        LAST_CUDA_STREAM.set(stream.address());
+        CUDA_LAUNCHES.incrementAndGet();
+        return stream;
     }
 
     /** A float32 [B, n, 3] input whose batch is {@code batch} (or any when batch < 0). */

@@ -97,6 +97,8 @@ final class Pvn3dNative {
     static final MethodHandle CUDA_HOST_DEVICE_POINTER = bind("pvn3d_cuda_host_device_pointer",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     static final MethodHandle CUDA_STREAM_SYNCHRONIZE = bind("pvn3d_cuda_stream_synchronize", STATUS_PTR);
+    static final MethodHandle CUDA_STREAM_CREATE = bind("pvn3d_cuda_stream_create", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    static final MethodHandle CUDA_STREAM_DESTROY = bind("pvn3d_cuda_stream_destroy", STATUS_PTR);
 
     private Pvn3dNative() {}
 

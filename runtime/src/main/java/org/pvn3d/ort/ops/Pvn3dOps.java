@@ -104,6 +104,19 @@ public final class Pvn3dOps {
         }
     }
 
+    /**
+     * Diagnostics: the CUDA stream (its address) the most recent CUDA launch of a PVN3D operator
+     * ran on, as ORT handed it to the kernel ({@code KernelContext_GetGPUComputeStream}); 0 before any.
+     */
+    public static long lastCudaStream() {
+        return Pvn3dKernel.LAST_CUDA_STREAM.get();
+    }
+
+    /** Diagnostics: how many CUDA launches the PVN3D operators made in this process. */
+    public static long cudaLaunchCount() {
+        return Pvn3dKernel.CUDA_LAUNCHES.get();
+    }
+
     /** An OrtException's message without its "[CODE] " prefix. */
     static String rawMessage(OrtException e) {
         String m = e.getMessage();

@@ -49,7 +49,7 @@ final class ThreeInterpolate extends Pvn3dKernel {
                         idx.data(), weight.data(), out.data()));
                 return;
             }
-            MemorySegment stream = ctx.gpuStream();
+            MemorySegment stream = cudaStream(ctx);
             Pvn3dNative.check((int) Pvn3dNative.THREE_INTERPOLATE_CUDA.invokeExact(b, c, m, n, features.data(),
                     idx.data(), weight.data(), out.data(), indexFlag(stream, m), stream));
             afterIndexLaunch(stream);

@@ -44,7 +44,7 @@ final class ThreeNN extends Pvn3dKernel {
                         dist2.data(), idx.data()));
                 return;
             }
-            MemorySegment stream = ctx.gpuStream();
+            MemorySegment stream = cudaStream(ctx);
             Pvn3dNative.check((int) Pvn3dNative.THREE_NN_CUDA.invokeExact(b, n, m, unknown.data(), known.data(),
                     dist2.data(), idx.data(), stream));
         } catch (RuntimeException | Error e) {

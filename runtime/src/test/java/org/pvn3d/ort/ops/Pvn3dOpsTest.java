@@ -295,7 +295,8 @@ class Pvn3dOpsTest {
         // operator and the node (checked without the model's path, which contains the words too)
         OrtException e = assertThrows(OrtException.class, () -> session("errors/furthest_point_sample_double.onnx").close());
         String message = e.getMessage().replace(resource("errors/furthest_point_sample_double.onnx").toString(), "<model>");
-        assertFragments(new OrtException(e.getCode(), message), "PVN3D_FurthestPointSample", "'furthest_point_sample'");
+        // (ORT 1.16 quotes the node name, later versions put it in parentheses)
+        assertFragments(new OrtException(e.getCode(), message), "PVN3D_FurthestPointSample", "furthest_point_sample");
     }
 
     // ---- CUDA ----
@@ -355,18 +356,15 @@ class Pvn3dOpsTest {
                 runAndCompare(s, select(good, List.of("features", "idx")), select(good, List.of("out")), "after");
             }
         }
-        // DEFERRED: the run succeeds, the domain reports after it
+        // DEFERRED: the kernel does not wait for its launch; the session reports the flag once ORT's
+        // run has finished its device work, so the run still fails with the same message
         try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
             options.addCUDA(0);
             CustomOpDomain domain = Pvn3dOps.register(options, CudaIndexCheck.DEFERRED);
             try (OrtSession s = env.createSession(resource("gather_points.onnx"), options)) {
-                Map<String, OnnxTensor> feeds = new LinkedHashMap<>();
-                bad.forEach((k, v) -> feeds.put(k, tensor(v)));
-                s.run(feeds).close();
-                feeds.values().forEach(OnnxTensor::close);
-                assertFragments(assertThrows(OrtException.class, domain::checkDeferredErrors),
-                        "PVN3D_GatherPoints", "index 300", "flat position 5");
-                domain.checkDeferredErrors(); // reported once
+                runFails(s, bad, "PVN3D_GatherPoints", "input idx", "index 300", "flat position 5", "CUDA kernel");
+                domain.checkDeferredErrors(); // reported once, by the run
+                runAndCompare(s, select(good, List.of("features", "idx")), select(good, List.of("out")), "after");
             }
         }
     }

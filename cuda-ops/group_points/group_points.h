@@ -1,0 +1,44 @@
+/*
+ * PVN3D_GroupPoints (spec/ops.md): out[b, c, m, s] = features[b, c, idx[b, m, s]].
+ *
+ * Inputs / outputs (dense, row-major):
+ *   features  float32 [B, C, N]
+ *   idx       int64   [B, M, S]     every value must lie in [0, N) (BallQuery's output)
+ *   out       float32 [B, C, M, S]  OUTPUT
+ * Sizes: B, C, N, M, S >= 0. When B*C*M*S == 0 there is nothing to do: PVN3D_OK at once, idx unread.
+ *
+ * Errors:
+ *   PVN3D_ERR_INVALID_ARGUMENT   a negative size, element counts overflowing int64, a NULL pointer
+ *                                with non-empty work (nothing written);
+ *   PVN3D_ERR_INDEX_OUT_OF_RANGE an index outside [0, N). CPU: the first one (lowest flat position
+ *                                in idx, i.e. (b*M + m)*S + s) is reported, "PVN3D_GroupPoints: input
+ *                                idx holds index V at flat position P, outside [0, N)", and out is
+ *                                not written. CUDA: see index_error below.
+ */
+#ifndef PVN3D_GROUP_POINTS_H
+#define PVN3D_GROUP_POINTS_H
+
+#include "../common/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CPU kernel (host pointers): validates every index first, then gathers (parallel over B*C rows). */
+PVN3D_API pvn3d_status pvn3d_group_points_cpu(int64_t B, int64_t C, int64_t N, int64_t M, int64_t S,
+                                               const float* features, const int64_t* idx, float* out);
+
+/* CUDA launcher (device pointers) on `stream` (cudaStream_t, NULL = legacy default); no sync.
+ * index_error: caller-owned device int64[2] (common/index_check.h): after the stream work is done it
+ * holds {-1, -1}, or {lowest flat position in idx of a bad index, that index}; out is 0 wherever the
+ * index was bad. Turn it into the CPU path's status with
+ * pvn3d_index_error_describe("PVN3D_GroupPoints", "idx", pos, value, N). NULL: no report. */
+PVN3D_API pvn3d_status pvn3d_group_points_cuda(int64_t B, int64_t C, int64_t N, int64_t M, int64_t S,
+                                                const float* features, const int64_t* idx, float* out,
+                                                int64_t* index_error, void* stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PVN3D_GROUP_POINTS_H */

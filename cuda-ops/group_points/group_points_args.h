@@ -1,0 +1,34 @@
+// Argument checks shared by the CPU kernel and the CUDA launcher (internal).
+#ifndef PVN3D_GROUP_POINTS_ARGS_H
+#define PVN3D_GROUP_POINTS_ARGS_H
+
+#include "../common/checks.h"
+
+namespace pvn3d {
+namespace group_points {
+
+constexpr const char* kOp = "PVN3D_GroupPoints";
+
+// OK and *work = B*C*M*S (0: nothing to do), or the error.
+inline pvn3d_status check_args(int64_t B, int64_t C, int64_t N, int64_t M, int64_t S, const void* features,
+                               const void* idx, const void* out, int64_t* work) {
+  PVN3D_TRY(check_at_least(kOp, "B", B, 0));
+  PVN3D_TRY(check_at_least(kOp, "C", C, 0));
+  PVN3D_TRY(check_at_least(kOp, "N", N, 0));
+  PVN3D_TRY(check_at_least(kOp, "M", M, 0));
+  PVN3D_TRY(check_at_least(kOp, "S", S, 0));
+  int64_t n = 0;
+  PVN3D_TRY(checked_numel(kOp, "features", {B, C, N}, &n));
+  PVN3D_TRY(checked_numel(kOp, "idx", {B, M, S}, &n));
+  PVN3D_TRY(checked_numel(kOp, "out", {B, C, M, S}, work));
+  if (*work == 0) return PVN3D_OK;
+  PVN3D_TRY(check_pointer(kOp, "features", features));
+  PVN3D_TRY(check_pointer(kOp, "idx", idx));
+  PVN3D_TRY(check_pointer(kOp, "out", out));
+  return PVN3D_OK;
+}
+
+}  // namespace group_points
+}  // namespace pvn3d
+
+#endif

@@ -1,0 +1,17 @@
+// PVN3D_GroupPoints, CPU kernel: GatherPoints with P = M*S points per batch element.
+#include "group_points.h"
+
+#include "../common/gather_cpu.h"
+#include "../common/index_check.h"
+#include "group_points_args.h"
+
+extern "C" pvn3d_status pvn3d_group_points_cpu(int64_t B, int64_t C, int64_t N, int64_t M, int64_t S,
+                                                const float* features, const int64_t* idx, float* out) {
+  using namespace pvn3d::group_points;
+  int64_t work = 0;
+  PVN3D_TRY(check_args(B, C, N, M, S, features, idx, out, &work));
+  if (work == 0) return PVN3D_OK;
+  PVN3D_TRY(pvn3d::check_indices(kOp, "idx", idx, B * M * S, N));
+  pvn3d::gather_rows_cpu(features, idx, B, C, N, M * S, out);
+  return PVN3D_OK;
+}

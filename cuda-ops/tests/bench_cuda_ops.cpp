@@ -1,0 +1,222 @@
+// CUDA kernel timings at the sizes of perf-targets.md: CUDA events around each launch, median over
+// many launches after warm-up, on a stream of our own. Random clouds in a 0.5 m cube (the same
+// factories as the tests). Not a test: prints a table, exit 0 unless something failed.
+//
+//   pvn3d_bench_cuda [--quick]
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pvn3d_ops.h"
+#include "test_data.h"
+
+using testdata::Rng;
+
+namespace {
+
+void* g_stream = nullptr;
+int g_iters = 100;
+bool g_failed = false;
+
+bool ok(pvn3d_status s, const char* what) {
+  if (s != PVN3D_OK) {
+    std::printf("ERROR %s: %s %s\n", what, pvn3d_status_name(s), pvn3d_last_error());
+    g_failed = true;
+  }
+  return s == PVN3D_OK;
+}
+
+template <class T>
+T* upload(const std::vector<T>& h) {
+  void* p = nullptr;
+  ok(pvn3d_cuda_malloc(&p, std::max<size_t>(h.size(), 1) * sizeof(T)), "malloc");
+  if (!h.empty()) ok(pvn3d_cuda_memcpy_h2d_async(p, h.data(), h.size() * sizeof(T), g_stream), "h2d");
+  return static_cast<T*>(p);
+}
+
+template <class T>
+T* alloc(size_t n) {
+  void* p = nullptr;
+  ok(pvn3d_cuda_malloc(&p, std::max<size_t>(n, 1) * sizeof(T)), "malloc");
+  return static_cast<T*>(p);
+}
+
+// Median milliseconds of one launch (events around each), and mean of a back-to-back batch.
+void time_it(const char* name, double target_ms, double bytes, const std::function<pvn3d_status()>& launch,
+             int iters) {
+  void *e0, *e1;
+  pvn3d_cuda_event_create(&e0);
+  pvn3d_cuda_event_create(&e1);
+  for (int i = 0; i < 3; ++i) ok(launch(), name);
+  ok(pvn3d_cuda_stream_synchronize(g_stream), "sync");
+  std::vector<float> t;
+  for (int i = 0; i < iters; ++i) {
+    pvn3d_cuda_event_record(e0, g_stream);
+    ok(launch(), name);
+    pvn3d_cuda_event_record(e1, g_stream);
+    pvn3d_cuda_event_synchronize(e1);
+    float ms = 0;
+    pvn3d_cuda_event_elapsed_ms(&ms, e0, e1);
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  const double median = t[t.size() / 2];
+  pvn3d_cuda_event_record(e0, g_stream);
+  for (int i = 0; i < iters; ++i) ok(launch(), name);
+  pvn3d_cuda_event_record(e1, g_stream);
+  pvn3d_cuda_event_synchronize(e1);
+  float total = 0;
+  pvn3d_cuda_event_elapsed_ms(&total, e0, e1);
+  char bw[32] = "";
+  if (bytes > 0) std::snprintf(bw, sizeof bw, "%7.2f TB/s", bytes / (median * 1e-3) / 1e12);
+  std::printf("%-58s median %9.4f ms  min %9.4f  batch-mean %9.4f  target %7.3f  %-4s %s\n", name, median, t.front(),
+              total / iters, target_ms, median <= target_ms ? "MET" : "MISS", bw);
+  std::fflush(stdout);
+  pvn3d_cuda_event_destroy(e0);
+  pvn3d_cuda_event_destroy(e1);
+}
+
+void bench_fps(int64_t B, int64_t N, int64_t np, double target) {
+  Rng rng(1);
+  float* x = upload(testdata::random_cloud(rng, B, N, 0.f, 0.5f));
+  int64_t* i = alloc<int64_t>(static_cast<size_t>(B * np));
+  const size_t ws = pvn3d_furthest_point_sample_cuda_workspace_bytes(B, N, np);
+  void* w = alloc<unsigned char>(ws);
+  char name[96];
+  std::snprintf(name, sizeof name, "FurthestPointSample B=%lld N=%lld -> %lld", (long long)B, (long long)N, (long long)np);
+  time_it(name, target, 0, [&] { return pvn3d_furthest_point_sample_cuda(B, N, np, x, i, w, ws, g_stream); },
+          std::max(5, g_iters / 5));
+  pvn3d_cuda_free(x);
+  pvn3d_cuda_free(i);
+  pvn3d_cuda_free(w);
+}
+
+void bench_ball(int64_t B, int64_t N, int64_t M, int64_t S, float r, double target) {
+  Rng rng(2);
+  const auto cloud = testdata::random_cloud(rng, B, N, 0.f, 0.5f);
+  float* x = upload(cloud);
+  float* c = upload(testdata::centres_from(rng, cloud, B, N, M, 0.f));
+  int64_t* i = alloc<int64_t>(static_cast<size_t>(B * M * S));
+  char name[96];
+  std::snprintf(name, sizeof name, "BallQuery B=%lld N=%lld M=%lld S=%lld r=%g", (long long)B, (long long)N, (long long)M,
+                (long long)S, r);
+  time_it(name, target, 0, [&] { return pvn3d_ball_query_cuda(B, N, M, r, S, x, c, i, g_stream); }, g_iters);
+  pvn3d_cuda_free(x);
+  pvn3d_cuda_free(c);
+  pvn3d_cuda_free(i);
+}
+
+void bench_group(int64_t B, int64_t C, int64_t N, int64_t M, int64_t S, double target) {
+  Rng rng(3);
+  float* f = upload(testdata::random_floats(rng, B * C * N, -1, 1));
+  int64_t* idx = upload(testdata::random_indices(rng, B * M * S, N));
+  float* o = alloc<float>(static_cast<size_t>(B * C * M * S));
+  int64_t* err = alloc<int64_t>(2);
+  const double bytes = double(B * C * M * S) * 4 + double(B * M * S) * 8 + double(B * C * N) * 4;
+  char name[96];
+  std::snprintf(name, sizeof name, "GroupPoints B=%lld C=%lld N=%lld M=%lld S=%lld", (long long)B, (long long)C,
+                (long long)N, (long long)M, (long long)S);
+  time_it(name, target, bytes, [&] { return pvn3d_group_points_cuda(B, C, N, M, S, f, idx, o, err, g_stream); }, g_iters);
+  std::string n2 = std::string(name) + " (no index report)";
+  time_it(n2.c_str(), target, bytes, [&] { return pvn3d_group_points_cuda(B, C, N, M, S, f, idx, o, nullptr, g_stream); },
+          g_iters);
+  pvn3d_cuda_free(f);
+  pvn3d_cuda_free(idx);
+  pvn3d_cuda_free(o);
+  pvn3d_cuda_free(err);
+}
+
+void bench_gather(int64_t B, int64_t C, int64_t N, int64_t M, double target) {
+  Rng rng(4);
+  float* f = upload(testdata::random_floats(rng, B * C * N, -1, 1));
+  int64_t* idx = upload(testdata::random_indices(rng, B * M, N));
+  float* o = alloc<float>(static_cast<size_t>(B * C * M));
+  int64_t* err = alloc<int64_t>(2);
+  const double bytes = double(B * C * M) * 4 * 2 + double(B * M) * 8;
+  char name[96];
+  std::snprintf(name, sizeof name, "GatherPoints B=%lld C=%lld N=%lld M=%lld", (long long)B, (long long)C, (long long)N,
+                (long long)M);
+  time_it(name, target, bytes, [&] { return pvn3d_gather_points_cuda(B, C, N, M, f, idx, o, err, g_stream); }, g_iters);
+  std::string n2 = std::string(name) + " (no index report)";
+  time_it(n2.c_str(), target, bytes, [&] { return pvn3d_gather_points_cuda(B, C, N, M, f, idx, o, nullptr, g_stream); },
+          g_iters);
+  pvn3d_cuda_free(f);
+  pvn3d_cuda_free(idx);
+  pvn3d_cuda_free(o);
+  pvn3d_cuda_free(err);
+}
+
+void bench_three_nn(int64_t B, int64_t n, int64_t m, double target) {
+  Rng rng(5);
+  float* u = upload(testdata::random_cloud(rng, B, n, 0.f, 0.5f));
+  float* k = upload(testdata::random_cloud(rng, B, m, 0.f, 0.5f));
+  float* d = alloc<float>(static_cast<size_t>(B * n * 3));
+  int64_t* i = alloc<int64_t>(static_cast<size_t>(B * n * 3));
+  char name[96];
+  std::snprintf(name, sizeof name, "ThreeNN B=%lld n=%lld m=%lld", (long long)B, (long long)n, (long long)m);
+  time_it(name, target, 0, [&] { return pvn3d_three_nn_cuda(B, n, m, u, k, d, i, g_stream); }, g_iters);
+  pvn3d_cuda_free(u);
+  pvn3d_cuda_free(k);
+  pvn3d_cuda_free(d);
+  pvn3d_cuda_free(i);
+}
+
+void bench_interp(int64_t B, int64_t C, int64_t m, int64_t n, double target) {
+  Rng rng(6);
+  float* f = upload(testdata::random_floats(rng, B * C * m, -1, 1));
+  int64_t* idx = upload(testdata::random_indices(rng, B * n * 3, m));
+  float* w = upload(testdata::random_weights(rng, B, n));
+  float* o = alloc<float>(static_cast<size_t>(B * C * n));
+  int64_t* err = alloc<int64_t>(2);
+  const double bytes = double(B * C * n) * 4 + double(B * C * m) * 4 + double(B * n * 3) * 12;
+  char name[96];
+  std::snprintf(name, sizeof name, "ThreeInterpolate B=%lld C=%lld m=%lld n=%lld", (long long)B, (long long)C,
+                (long long)m, (long long)n);
+  time_it(name, target, bytes, [&] { return pvn3d_three_interpolate_cuda(B, C, m, n, f, idx, w, o, err, g_stream); },
+          g_iters);
+  std::string n2 = std::string(name) + " (no index report)";
+  time_it(n2.c_str(), target, bytes,
+          [&] { return pvn3d_three_interpolate_cuda(B, C, m, n, f, idx, w, o, nullptr, g_stream); }, g_iters);
+  pvn3d_cuda_free(f);
+  pvn3d_cuda_free(idx);
+  pvn3d_cuda_free(w);
+  pvn3d_cuda_free(o);
+  pvn3d_cuda_free(err);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int a = 1; a < argc; ++a)
+    if (std::strcmp(argv[a], "--quick") == 0) g_iters = 20;
+  int count = 0;
+  if (!pvn3d_built_with_cuda() || pvn3d_cuda_device_count(&count) != PVN3D_OK || count == 0) {
+    std::printf("SKIPPED: no CUDA device\n");
+    return 77;
+  }
+  char name[256];
+  int major = 0, minor = 0, sms = 0;
+  int64_t mem = 0;
+  pvn3d_cuda_get_device_properties(0, name, sizeof name, &major, &minor, &mem, &sms);
+  std::printf("pvn3d_bench_cuda: libpvn3d_ops %s on %s (cc %d.%d, %d SMs); times in ms, CUDA events\n", pvn3d_version(),
+              name, major, minor, sms);
+  pvn3d_cuda_stream_create(&g_stream, 1);
+  bench_fps(1, 12288, 2048, 2.0);
+  bench_fps(1, 16384, 4096, 6.5);
+  bench_fps(8, 16384, 4096, 6.5);
+  bench_ball(1, 12288, 2048, 16, 0.0175f, 0.10);
+  bench_ball(1, 12288, 2048, 32, 0.025f, 0.12);
+  bench_ball(8, 16384, 4096, 32, 0.025f, 0.8);
+  bench_group(8, 256, 1024, 512, 32, 0.08);
+  bench_group(1, 99, 2048, 1024, 32, 0.03);
+  bench_three_nn(1, 12288, 2048, 0.05);
+  bench_three_nn(8, 16384, 4096, 0.5);
+  bench_interp(1, 128, 2048, 12288, 0.015);
+  bench_interp(8, 256, 4096, 16384, 0.06);
+  bench_gather(8, 256, 4096, 1024, 0.010);
+  pvn3d_cuda_stream_destroy(g_stream);
+  return g_failed ? 1 : 0;
+}

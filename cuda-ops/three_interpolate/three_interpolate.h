@@ -1,0 +1,48 @@
+/*
+ * PVN3D_ThreeInterpolate (spec/ops.md): weighted sum of three features per target point,
+ *   out[b, c, j] = f[b, c, idx[b,j,0]]*w[b,j,0] + f[b, c, idx[b,j,1]]*w[b,j,1] + f[b, c, idx[b,j,2]]*w[b,j,2]
+ * evaluated in that order in float32 with every product and sum rounded (no FMA), so CPU and CUDA
+ * give the same bits.
+ *
+ * Inputs / outputs (dense, row-major):
+ *   features  float32 [B, C, m]
+ *   idx       int64   [B, n, 3]  every value must lie in [0, m) (ThreeNN's output)
+ *   weight    float32 [B, n, 3]
+ *   out       float32 [B, C, n]  OUTPUT
+ * Sizes: B, C, m, n >= 0. When B*C*n == 0 there is nothing to do: PVN3D_OK at once, idx unread.
+ *
+ * Errors:
+ *   PVN3D_ERR_INVALID_ARGUMENT   a negative size, element counts overflowing int64, a NULL pointer
+ *                                with non-empty work (nothing written);
+ *   PVN3D_ERR_INDEX_OUT_OF_RANGE an index outside [0, m). CPU: the first one (lowest flat position in
+ *                                idx, i.e. (b*n + j)*3 + k) is reported, "PVN3D_ThreeInterpolate: input
+ *                                idx holds index V at flat position P, outside [0, m)", and out is not
+ *                                written. CUDA: see index_error below.
+ */
+#ifndef PVN3D_THREE_INTERPOLATE_H
+#define PVN3D_THREE_INTERPOLATE_H
+
+#include "../common/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CPU kernel (host pointers): validates every index first, then interpolates (parallel over rows). */
+PVN3D_API pvn3d_status pvn3d_three_interpolate_cpu(int64_t B, int64_t C, int64_t m, int64_t n, const float* features,
+                                                    const int64_t* idx, const float* weight, float* out);
+
+/* CUDA launcher (device pointers) on `stream` (cudaStream_t, NULL = legacy default); no sync.
+ * index_error: caller-owned device int64[2] (common/index_check.h): after the stream work is done it
+ * holds {-1, -1}, or {lowest flat position in idx of a bad index, that index}; out[b, :, j] is 0
+ * wherever one of idx[b, j, :] was bad. Turn it into the CPU path's status with
+ * pvn3d_index_error_describe("PVN3D_ThreeInterpolate", "idx", pos, value, m). NULL: no report. */
+PVN3D_API pvn3d_status pvn3d_three_interpolate_cuda(int64_t B, int64_t C, int64_t m, int64_t n, const float* features,
+                                                     const int64_t* idx, const float* weight, float* out,
+                                                     int64_t* index_error, void* stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PVN3D_THREE_INTERPOLATE_H */

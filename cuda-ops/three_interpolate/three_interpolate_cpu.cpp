@@ -1,0 +1,30 @@
+// PVN3D_ThreeInterpolate, CPU kernel. See three_interpolate.h.
+#include "three_interpolate.h"
+
+#include <algorithm>
+
+#include "../common/index_check.h"
+#include "../common/threads.h"
+#include "three_interpolate_args.h"
+
+extern "C" pvn3d_status pvn3d_three_interpolate_cpu(int64_t B, int64_t C, int64_t m, int64_t n, const float* features,
+                                                     const int64_t* idx, const float* weight, float* out) {
+  using namespace pvn3d::three_interpolate;
+  int64_t work = 0;
+  PVN3D_TRY(check_args(B, C, m, n, features, idx, weight, out, &work));
+  if (work == 0) return PVN3D_OK;
+  PVN3D_TRY(pvn3d::check_indices(kOp, "idx", idx, B * n * 3, m));
+  const int64_t grain = std::max<int64_t>(1, 4096 / n);
+  pvn3d::parallel_for(B * C, grain, [=](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t b = r / C;
+      const float* __restrict__ f = features + r * m;
+      const int64_t* __restrict__ ix = idx + b * n * 3;
+      const float* __restrict__ w = weight + b * n * 3;
+      float* __restrict__ o = out + r * n;
+      for (int64_t j = 0; j < n; ++j)
+        o[j] = f[ix[3 * j]] * w[3 * j] + f[ix[3 * j + 1]] * w[3 * j + 1] + f[ix[3 * j + 2]] * w[3 * j + 2];
+    }
+  });
+  return PVN3D_OK;
+}

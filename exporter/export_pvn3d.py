@@ -1,0 +1,288 @@
+#!/usr/bin/env -S /usr/bin/python3
+"""Build, export and check the PVN3D network (LineMOD setting) with the custom PointNet++ nodes, and
+write its fixture.
+
+Writes (default: tiny -> runtime/src/test/resources/pvn3d/, full -> build/pvn3d/)
+  pvn3d_<width>.onnx            opset 17 + ai.onnx.contrib v1, IR 8; dynamic B and N (N >= the
+                                first SA npoint), image size fixed at export (--height/--width)
+  pvn3d_<width>_sample.bin      PVT1: the inputs and the scene (camera, labels, pose, model)
+  pvn3d_<width>_expected.bin    PVT1: PyTorch outputs, SA1 indices, PyTorch-pipeline pose
+  (with --pose-head: pvn3d_<width>_pose.onnx, the same graph + PVN3D_PoseSolve)
+
+Usage (from the repository root):
+  /usr/bin/python3 exporter/export_pvn3d.py                       # tiny, committed fixture
+  /usr/bin/python3 exporter/export_pvn3d.py --width full          # 480x640, N=12288
+  /usr/bin/python3 exporter/export_pvn3d.py --width full --checkpoint pvn3d_best.pth.tar
+Runs exporter/fetch_bunny.sh (npm) unless --bunny-json is given.
+"""
+import argparse
+import collections
+import inspect
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import onnx
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from pvn3d_export import ops, pvt  # noqa: E402
+from pvn3d_export.pvn3d import model as M, npeval_ext, pose, scene  # noqa: E402
+
+REPO = os.path.dirname(HERE)
+DEFAULT_OUT = {"tiny": os.path.join(REPO, "runtime", "src", "test", "resources", "pvn3d"),
+               "full": os.path.join(REPO, "build", "pvn3d")}
+DEFAULTS = {"tiny": dict(height=64, width=64, points=1024, n2=600),
+            "full": dict(height=480, width=640, points=12288, n2=2560)}
+SEED = 20240611
+INPUT_NAMES = ["rgb", "cld_rgb_nrm", "choose"]
+POSE_OUTPUT_NAMES = ["pose_R", "pose_t", "pose_kps", "pose_inliers"]
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def bunny_json(path):
+    if path:
+        return path, None
+    tmp = tempfile.mkdtemp(prefix="bunny.")
+    out = subprocess.check_output([os.path.join(HERE, "fetch_bunny.sh"), tmp], text=True).strip()
+    return out, tmp
+
+
+def torch_export(model, inputs, output_names, dynamic_axes):
+    buf = io.BytesIO()
+    kw = dict(opset_version=17, input_names=INPUT_NAMES, output_names=output_names,
+              dynamic_axes=dynamic_axes, custom_opsets={ops.DOMAIN: ops.OPSET},
+              do_constant_folding=True)
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kw["dynamo"] = False  # torch >= 2.5 defaults to the dynamo exporter
+    with torch.no_grad(), warnings.catch_warnings():
+        # trace-time input checks of the reference ops and the static image size give
+        # TracerWarnings (the custom nodes replace those paths in the graph): noise here
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, inputs, buf, **kw)
+    return onnx.load_from_string(buf.getvalue())
+
+
+def inventory(m):
+    return collections.Counter(("%s::%s" % (n.domain, n.op_type)) if n.domain else n.op_type
+                               for n in m.graph.node)
+
+
+def export(model, inputs, args, output_names, meta):
+    dyn = {"rgb": {0: "B"}, "cld_rgb_nrm": {0: "B", 1: "N"}, "choose": {0: "B", 2: "N"},
+           "pred_rgbd_seg": {0: "B", 1: "N"}, "pred_kp_of": {0: "B", 2: "N"},
+           "pred_ctr_of": {0: "B", 2: "N"}}
+    for n in output_names:
+        dyn.setdefault(n, {0: "B"})
+    t0 = time.time()
+    m = torch_export(model, inputs, output_names, dyn)
+    log("torch.onnx.export (torch %s): %.1f s" % (torch.__version__, time.time() - t0))
+    m.producer_name = "pvn3d-export"
+    m.producer_version = "1"
+    m.doc_string = ("PVN3D (LineMOD setting), width %s, seeded random weights unless a checkpoint "
+                    "was given; made by exporter/export_pvn3d.py" % args.width_name)
+    if m.ir_version > 8:
+        m.ir_version = 8  # ORT 1.16 reads IR <= 9; keep what the other fixtures use
+    shapes = M.output_shapes(args.net, pose_head=POSE_OUTPUT_NAMES[0] in output_names)
+    for o in m.graph.output:  # name the dimensions (the tracer leaves generated names)
+        dims = o.type.tensor_type.shape.dim
+        want = shapes[o.name]
+        assert len(dims) == len(want), (o.name, len(dims), want)
+        for dim, v in zip(dims, want):
+            dim.Clear()
+            if isinstance(v, str):
+                dim.dim_param = v
+            else:
+                dim.dim_value = v
+    for k, v in meta.items():
+        p = m.metadata_props.add()
+        p.key, p.value = k, str(v)
+    onnx.checker.check_model(m)
+    inferred = onnx.shape_inference.infer_shapes(m)
+    onnx.checker.check_model(inferred)
+    return m, inferred
+
+
+def verify(m, model, feeds_list, output_names, tol):
+    """numpy evaluation of the graph vs PyTorch: max abs diff per float output, exact indices."""
+    report = []
+    for feeds in feeds_list:
+        t0 = time.time()
+        got = npeval_ext.run(m, feeds, keep_all=False)
+        with torch.no_grad():
+            want = model(*[torch.from_numpy(feeds[k]) for k in INPUT_NAMES])
+        shape = "B=%d N=%d" % feeds["cld_rgb_nrm"].shape[:2]
+        for name, w in zip(output_names, want):
+            w = w.numpy()
+            g = got[name]
+            assert g.shape == w.shape, (name, g.shape, w.shape)
+            if w.dtype == np.int64:
+                bad = int((g != w).sum())
+                log("  %-14s %s: %d index mismatches of %d" % (name, shape, bad, w.size))
+                report.append((shape, name, "mismatches", bad))
+                assert bad == 0, name
+            else:
+                ok = np.isfinite(w)
+                err = float(np.abs(g[ok].astype(np.float64) - w[ok]).max()) if ok.any() else 0.0
+                assert (np.isfinite(g) == ok).all(), name
+                log("  %-14s %s: max abs diff %.3g (max |value| %.3g)"
+                    % (name, shape, err, float(np.abs(w[ok]).max()) if ok.any() else 0.0))
+                report.append((shape, name, "max_abs_diff", err))
+                assert err < tol, (name, err)
+        log("  (numpy evaluation %.1f s)" % (time.time() - t0))
+    return report
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--width", dest="width_name", choices=sorted(M.CONFIGS), default="tiny")
+    ap.add_argument("--height-px", type=int, help="image height (multiple of 8)")
+    ap.add_argument("--width-px", type=int, help="image width (multiple of 8)")
+    ap.add_argument("--points", type=int, help="N of the sample (>= first SA npoint)")
+    ap.add_argument("--npoints", help="SA npoints, e.g. 2048,1024,512,128 (default per width)")
+    ap.add_argument("--trunk-dilation", default=None,
+                    help="dilation of ResNet layer3,layer4: 2,4 (default) or 1,1 (what PVN3D's "
+                         "trunk effectively runs; the default with --checkpoint)")
+    ap.add_argument("--n-classes", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--checkpoint", help="a PVN3D checkpoint (state dict) to load, strict=False")
+    ap.add_argument("--pose-head", action="store_true",
+                    help="also export pvn3d_<width>_pose.onnx: the graph + PVN3D_PoseSolve "
+                         "(outputs pose_R, pose_t, pose_kps, pose_inliers)")
+    ap.add_argument("--no-index-outputs", action="store_true",
+                    help="leave out the sa1_* index outputs")
+    ap.add_argument("--bunny-json", help="output of exporter/fetch_bunny.sh (else it is run)")
+    ap.add_argument("--out-dir")
+    ap.add_argument("--no-verify", action="store_true", help="skip the numpy evaluation")
+    ap.add_argument("--tol", type=float, default=1e-3, help="max abs diff allowed by the check")
+    args = ap.parse_args(argv)
+    d = DEFAULTS[args.width_name]
+    h = args.height_px or d["height"]
+    w = args.width_px or d["width"]
+    n = args.points or d["points"]
+    out_dir = args.out_dir or DEFAULT_OUT[args.width_name]
+    dil = args.trunk_dilation or ("1,1" if args.checkpoint else "2,4")
+    dil = tuple(int(v) for v in dil.split(","))
+    npoints = tuple(int(v) for v in args.npoints.split(",")) if args.npoints else None
+    assert h % 8 == 0 and w % 8 == 0, "image size must be a multiple of 8"
+
+    bj, tmp = bunny_json(args.bunny_json)
+    try:
+        sample = scene.make_sample(bj, h, w, n, seed=args.seed)
+        other = [scene.make_sample(bj, h, w, d["n2"], seed=args.seed + s) for s in (1, 2)]
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    sd = collections.OrderedDict(sample)
+    inputs = tuple(torch.from_numpy(sd[k]) for k in INPUT_NAMES)
+    log("sample: rgb %s, cld_rgb_nrm %s, %d object points, K:\n%s"
+        % (list(sd["rgb"].shape), list(sd["cld_rgb_nrm"].shape), int(sd["labels"].sum()),
+           np.round(sd["cam_K"], 3)))
+
+    kw = dict(n_classes=args.n_classes, dilations=dil, npoints=npoints,
+              index_outputs=not args.no_index_outputs)
+    if args.checkpoint:
+        torch.manual_seed(args.seed)
+        net = M.PVN3D(args.width_name, **kw).eval()
+        rep = M.load_checkpoint(net, args.checkpoint)
+        log("checkpoint %s: %d tensors loaded" % (args.checkpoint, rep["loaded"]))
+        for key in ("missing", "unexpected", "mismatched", "unused"):
+            log("  %s (%d): %s" % (key, len(rep[key]), ", ".join(rep[key][:20])
+                                   + (" ..." if len(rep[key]) > 20 else "")))
+    else:
+        net = M.build(args.width_name, inputs, seed=args.seed, **kw)
+    args.net = net
+    assert n >= net.min_points, "N=%d < first SA npoint %d" % (n, net.min_points)
+    log("network %s: %d parameters (cnn %d, pointnet2 %d, fusion %d, heads %d), SA npoints %s, "
+        "trunk dilation %s" % (args.width_name, M.n_params(net), M.n_params(net.cnn),
+                               M.n_params(net.pointnet2), M.n_params(net.rgbd_feat),
+                               M.n_params(net.SEG_layer) + M.n_params(net.KpOF_layer)
+                               + M.n_params(net.CtrOf_layer),
+                               list(net.cfg["pointnet"]["npoints"]), dil))
+
+    out_names = M.OUTPUT_NAMES + ([] if args.no_index_outputs else M.INDEX_OUTPUT_NAMES)
+    t0 = time.time()
+    with torch.no_grad():
+        outs = net(*inputs)
+        votes, mask = pose.votes_and_mask(inputs[1], outs[0], outs[1], outs[2])
+        kps_model = torch.from_numpy(sd["model_kps"])
+        dev = "cuda" if torch.cuda.is_available() else "cpu"  # the reference mean shift is O(N^2)
+        pres = pose.pose_solve_ref(votes.to(dev), mask.to(dev), kps_model)
+    log("PyTorch forward + pose: %.1f s; mask %d points, inliers %d"
+        % (time.time() - t0, int(mask.sum()), int(pres[3][0])))
+    expected = collections.OrderedDict(zip(out_names, (o.numpy() for o in outs)))
+    expected.update(zip(POSE_OUTPUT_NAMES, (p.numpy() for p in pres)))
+
+    meta = dict(width=args.width_name, height=h, width_px=w, n_classes=args.n_classes,
+                n_kps=net.n_kps, min_points=net.min_points,
+                sa_npoints=",".join(map(str, net.cfg["pointnet"]["npoints"])),
+                trunk_dilation=",".join(map(str, dil)), seed=args.seed,
+                checkpoint=os.path.basename(args.checkpoint) if args.checkpoint else "none",
+                layouts="rgb[B,3,H,W] cld_rgb_nrm[B,N,9] choose[B,1,N] -> pred_rgbd_seg[B,N,C] "
+                        "pred_kp_of[B,K,N,3] pred_ctr_of[B,1,N,3]; vote = xyz - offset")
+    m, inferred = export(net, inputs, args, out_names, meta)
+    inv = inventory(m)
+    log("node inventory (%d nodes):" % sum(inv.values()))
+    for k, v in sorted(inv.items(), key=lambda kv: (-kv[1], kv[0])):
+        log("  %-40s %d" % (k, v))
+    for name in ops.OP_NAMES:
+        assert inv["%s::PVN3D_%s" % (ops.DOMAIN, name)] > 0, name
+    assert "BatchNormalization" not in inv, "BatchNorm was not folded"
+    for o in inferred.graph.output:
+        log("output:", onnx.helper.printable_value_info(o))
+
+    if not args.no_verify:
+        log("numpy evaluation of the ONNX graph vs PyTorch:")
+        feeds = [{k: sd[k] for k in INPUT_NAMES}]
+        o1, o2 = dict(other[0]), dict(other[1])
+        feeds.append({k: np.concatenate([o1[k], o2[k]], 0) for k in INPUT_NAMES})
+        verify(m, net, feeds, out_names, args.tol)
+
+    os.makedirs(out_dir, exist_ok=True)
+    base = os.path.join(out_dir, "pvn3d_%s" % args.width_name)
+    with open(base + ".onnx", "wb") as f:
+        f.write(m.SerializeToString())
+    pvt.save(base + "_sample.bin", sample)
+    pvt.save(base + "_expected.bin", expected)
+    for suffix in (".onnx", "_sample.bin", "_expected.bin"):
+        log("wrote %s (%d bytes)" % (base + suffix, os.path.getsize(base + suffix)))
+    for k, v in expected.items():
+        log("  expected %-14s %-8s %s" % (k, v.dtype, list(v.shape)))
+    log("PyTorch-pipeline pose: R=%s t=%s inliers=%d" % (
+        np.round(pres[0][0].numpy(), 4).tolist(), np.round(pres[1][0].numpy(), 4).tolist(),
+        int(pres[3][0])))
+
+    if args.pose_head:
+        head = pose.PoseHead(net, sd["model_kps"]).eval()
+        pm, _ = export(head, inputs, args, out_names + POSE_OUTPUT_NAMES,
+                       dict(meta, pose_head="PVN3D_PoseSolve bandwidth=0.08 max_iter=300 "
+                                            "center_filter=1 obj_class=1"))
+        pinv = inventory(pm)
+        assert pinv["%s::PVN3D_PoseSolve" % ops.DOMAIN] == 1
+        if not args.no_verify:
+            log("numpy evaluation of the pose-head graph vs the PyTorch pipeline:")
+            got = npeval_ext.run(pm, {k: sd[k] for k in INPUT_NAMES}, keep_all=False)
+            for k in POSE_OUTPUT_NAMES:
+                g, e = got[k], expected[k]
+                diff = float(np.abs(g.astype(np.float64) - e).max())
+                log("  %-14s max abs diff %.3g" % (k, diff))
+        with open(base + "_pose.onnx", "wb") as f:
+            f.write(pm.SerializeToString())
+        log("wrote %s_pose.onnx (%d bytes); extra nodes: %s" % (
+            base, os.path.getsize(base + "_pose.onnx"),
+            dict((k, v - inv.get(k, 0)) for k, v in pinv.items() if v != inv.get(k, 0))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
