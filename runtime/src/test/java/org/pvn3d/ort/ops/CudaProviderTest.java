@@ -20,6 +20,7 @@ import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.cuda.CudaStream;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 

@@ -1,10 +1,14 @@
-package org.pvn3d.ort.ops;
+package org.pvn3d.ort.cuda;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import org.pvn3d.ort.internal.NativeObject;
+import org.pvn3d.ort.internal.OpsLibrary;
 
 /**
  * A CUDA stream created by Java (through libpvn3d_ops's device API), e.g. to run a session on with
@@ -12,6 +16,13 @@ import org.pvn3d.ort.internal.NativeObject;
  * outlive the sessions that use it.
  */
 public final class CudaStream extends NativeObject {
+    private static final MethodHandle CREATE = OpsLibrary.bind("pvn3d_cuda_stream_create",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle DESTROY = OpsLibrary.bind("pvn3d_cuda_stream_destroy",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final MethodHandle SYNCHRONIZE = OpsLibrary.bind("pvn3d_cuda_stream_synchronize",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS));
+
     private CudaStream(MemorySegment stream) {
         super("cudaStream", stream);
     }
@@ -20,10 +31,10 @@ public final class CudaStream extends NativeObject {
     public static CudaStream create() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Pvn3dNative.check((int) Pvn3dNative.CUDA_STREAM_CREATE.invokeExact(out, 1));
+            OpsLibrary.check((int) CREATE.invokeExact(out, 1));
             return new CudaStream(out.get(ADDRESS, 0));
         } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
+            throw OpsLibrary.rethrow(t);
         }
     }
 
@@ -31,9 +42,9 @@ public final class CudaStream extends NativeObject {
     public void synchronize() {
         MemorySegment s = acquire();
         try {
-            Pvn3dNative.check((int) Pvn3dNative.CUDA_STREAM_SYNCHRONIZE.invokeExact(s));
+            OpsLibrary.check((int) SYNCHRONIZE.invokeExact(s));
         } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
+            throw OpsLibrary.rethrow(t);
         } finally {
             release();
         }
@@ -42,9 +53,9 @@ public final class CudaStream extends NativeObject {
     @Override
     protected void releaseNative(MemorySegment handle) {
         try {
-            Pvn3dNative.check((int) Pvn3dNative.CUDA_STREAM_DESTROY.invokeExact(handle));
+            OpsLibrary.check((int) DESTROY.invokeExact(handle));
         } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
+            throw OpsLibrary.rethrow(t);
         }
     }
 }
