@@ -24,7 +24,7 @@ import export_pvn3d  # noqa: E402
 from pvn3d_export import ops, pvt  # noqa: E402
 from pvn3d_export.pvn3d import model as M, npeval_ext, pose, pspnet  # noqa: E402
 
-FIX = os.path.join(os.path.dirname(HERE), "runtime", "src", "test", "resources", "pvn3d")
+FIX = os.path.join(os.path.dirname(HERE), "runtime", "src", "main", "resources", "pvn3d")
 ONNX = os.path.join(FIX, "pvn3d_tiny.onnx")
 SAMPLE = os.path.join(FIX, "pvn3d_tiny_sample.bin")
 EXPECTED = os.path.join(FIX, "pvn3d_tiny_expected.bin")

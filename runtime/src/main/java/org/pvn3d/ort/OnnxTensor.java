@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.HostMemory;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
 import org.pvn3d.ort.internal.Shapes;
@@ -37,16 +38,27 @@ import org.pvn3d.ort.internal.Shapes;
 public final class OnnxTensor extends NativeObject implements OnnxValue {
     private final TensorInfo info;
     private final MemorySegment data; // host data; NULL for string tensors
-    private final Arena ownedData;    // non-null when this tensor owns the data
+    private final MemorySegment ownedData; // non-null when this tensor owns the data (HostMemory)
     private final MemorySegment userData;
+    // ---- device tensors (issue 5): where the data lives and what keeps it alive ----
+    private final long deviceAddress;      // non-zero for a tensor whose data the host cannot read
+    private final AutoCloseable memoryClaim; // a claim on a CudaBuffer or OrtAllocator behind the data
+    // ---- end of the device-tensor fields ----
 
-    private OnnxTensor(MemorySegment value, TensorInfo info, MemorySegment data, Arena ownedData,
+    private OnnxTensor(MemorySegment value, TensorInfo info, MemorySegment data, MemorySegment ownedData,
             MemorySegment userData) {
+        this(value, info, data, ownedData, userData, 0, null);
+    }
+
+    private OnnxTensor(MemorySegment value, TensorInfo info, MemorySegment data, MemorySegment ownedData,
+            MemorySegment userData, long deviceAddress, AutoCloseable memoryClaim) {
         super("OrtValue", value);
         this.info = info;
         this.data = data;
         this.ownedData = ownedData;
         this.userData = userData;
+        this.deviceAddress = deviceAddress;
+        this.memoryClaim = memoryClaim;
     }
 
     // ---- creation from Java arrays (copied) ----
@@ -160,9 +172,8 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot preallocate a " + type + " tensor");
         }
         long count = checkShape(shape, -1, type);
-        Arena arena = Arena.ofShared();
-        MemorySegment data = arena.allocate(Math.max(1, count * type.byteSize()), 64);
-        return wrap(type, shape, data.asSlice(0, count * type.byteSize()), arena, null);
+        MemorySegment data = HostMemory.allocateZeroed(count * type.byteSize());
+        return wrap(type, shape, data, data, null);
     }
 
     /**
@@ -189,19 +200,13 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
 
     private static OnnxTensor copyOf(OnnxTensorType type, MemorySegment src, long count, long[] shape) {
         checkShape(shape, count, type);
-        Arena arena = Arena.ofShared();
-        try {
-            long bytes = count * type.byteSize();
-            MemorySegment data = arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
-            MemorySegment.copy(src, 0, data, 0, bytes);
-            return wrap(type, shape, data, arena, null);
-        } catch (RuntimeException e) {
-            arena.close();
-            throw e;
-        }
+        long bytes = count * type.byteSize();
+        MemorySegment data = HostMemory.allocate(bytes);
+        MemorySegment.copy(src, 0, data, 0, bytes);
+        return wrap(type, shape, data, data, null); // wrap frees the block if it fails
     }
 
-    private static OnnxTensor wrap(OnnxTensorType type, long[] shape, MemorySegment data, Arena owned,
+    private static OnnxTensor wrap(OnnxTensorType type, long[] shape, MemorySegment data, MemorySegment owned,
             MemorySegment user) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dims = arena.allocateFrom(JAVA_LONG, shape);
@@ -213,7 +218,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
                     owned, user);
         } catch (RuntimeException e) {
             if (owned != null) {
-                owned.close();
+                HostMemory.free(owned);
             }
             throw e;
         }
@@ -223,20 +228,27 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
     static OnnxTensor fromOrtValue(MemorySegment value) {
         TensorInfo info;
         MemorySegment data = MemorySegment.NULL;
+        long deviceAddress = 0;
         try {
             info = Shapes.tensorInfoOfValue(value);
             if (info.getType() != OnnxTensorType.STRING) {
                 try (Arena arena = Arena.ofConfined()) {
                     MemorySegment out = arena.allocate(ADDRESS);
                     Api.check(OrtApi.GetTensorMutableData.invoke(Api.GetTensorMutableData, value, out));
-                    data = out.get(ADDRESS, 0).reinterpret(info.getElementCount() * info.getType().byteSize());
+                    MemorySegment p = out.get(ADDRESS, 0);
+                    // (issue 5) an output ORT allocated on a device is a device tensor: never read from the host
+                    if (isOnDevice(value)) {
+                        deviceAddress = p.address() == 0 ? 1 : p.address();
+                    } else {
+                        data = p.reinterpret(info.getElementCount() * info.getType().byteSize());
+                    }
                 }
             }
         } catch (RuntimeException e) {
             OrtApi.ReleaseValue.invoke(Api.ReleaseValue, value);
             throw e;
         }
-        return new OnnxTensor(value, info, data, null, null);
+        return new OnnxTensor(value, info, data, null, null, deviceAddress, null);
     }
 
     private static long checkShape(long[] shape, long count, OnnxTensorType type) {
@@ -304,6 +316,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
      */
     public MemorySegment data() {
         handle();
+        checkHostAccessible();
         if (info.getType() == OnnxTensorType.STRING) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "a string tensor has no flat data segment");
         }
@@ -393,6 +406,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
 
     private MemorySegment read(ValueLayout layout, OnnxTensorType... accepted) {
         handle();
+        checkHostAccessible();
         for (OnnxTensorType t : accepted) {
             if (t == info.getType()) {
                 checkUserData();
@@ -415,6 +429,240 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
         }
     }
 
+    // ---- device tensors, tensors over ORT or Java allocations, copies (issue 5) ----
+
+    /**
+     * A tensor over a {@link org.pvn3d.ort.cuda.CudaBuffer} (device or pinned memory Java allocated), no
+     * copy. Ownership: the buffer's owner frees it, but this tensor holds a claim that keeps the memory
+     * allocated until the tensor is closed too (closing the buffer first is safe). The tensor covers the
+     * buffer's first bytes; the buffer must be large enough.
+     */
+    public static OnnxTensor createTensor(org.pvn3d.ort.cuda.CudaBuffer buffer, OnnxTensorType type, long... shape) {
+        long bytes = checkWrappable(type, shape, buffer.byteSize());
+        org.pvn3d.ort.cuda.CudaBuffer.Claim claim = buffer.claim();
+        try (OrtMemoryInfo mi = buffer.memoryInfo()) {
+            MemorySegment p = MemorySegment.ofAddress(buffer.address());
+            boolean host = buffer instanceof org.pvn3d.ort.cuda.PinnedBuffer;
+            MemorySegment hostData = host ? ((org.pvn3d.ort.cuda.PinnedBuffer) buffer).segment().asSlice(0, bytes) : MemorySegment.NULL;
+            return createOver(mi, p, bytes, type, shape, hostData, null, host ? 0 : p.address(), claim);
+        } catch (RuntimeException e) {
+            claim.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A tensor over memory described by {@code memoryInfo} (e.g. device memory from another CUDA
+     * library), no copy. The memory stays the caller's, who keeps it allocated while the tensor is
+     * used; the segment's address and size are what matter (for device memory it is never accessed
+     * from Java). Host-accessible memory can be read with {@link #data()}, device memory cannot.
+     */
+    public static OnnxTensor createTensor(OrtMemoryInfo memoryInfo, MemorySegment memory, OnnxTensorType type,
+            long... shape) {
+        long bytes = checkWrappable(type, shape, memory.byteSize());
+        if (memoryInfo.isHostAccessible()) {
+            if (!memory.isNative()) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "host memory for a tensor must be a native segment");
+            }
+            return createOver(memoryInfo, memory, bytes, type, shape, memory.asSlice(0, bytes), memory, 0, null);
+        }
+        return createOver(memoryInfo, memory, bytes, type, shape, MemorySegment.NULL, null,
+                memory.address() == 0 ? 1 : memory.address(), null);
+    }
+
+    /**
+     * A tensor whose memory {@code allocator} allocates ({@code CreateTensorAsOrtValue}), e.g. on the
+     * device through a CUDA session's allocator. ORT frees it through the allocator when the tensor is
+     * closed, so the tensor keeps the allocator alive until then. Contents are uninitialised.
+     */
+    public static OnnxTensor createTensor(OrtAllocator allocator, OnnxTensorType type, long... shape) {
+        if (type == OnnxTensorType.STRING || type == OnnxTensorType.UNDEFINED) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot allocate a " + type + " tensor this way");
+        }
+        long count = checkShape(shape, -1, type);
+        AutoCloseable claim = allocator.claim();
+        MemorySegment value = MemorySegment.NULL;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment a = allocator.acquireHandle();
+            try {
+                MemorySegment out = arena.allocate(ADDRESS);
+                Api.check(OrtApi.CreateTensorAsOrtValue.invoke(org.pvn3d.ort.internal.IoApi.CreateTensorAsOrtValue, a,
+                        arena.allocateFrom(JAVA_LONG, shape), shape.length, type.value(), out), "CreateTensorAsOrtValue");
+                value = out.get(ADDRESS, 0);
+            } finally {
+                allocator.releaseHandle();
+            }
+            MemorySegment dataOut = arena.allocate(ADDRESS);
+            Api.check(OrtApi.GetTensorMutableData.invoke(Api.GetTensorMutableData, value, dataOut));
+            MemorySegment p = dataOut.get(ADDRESS, 0);
+            TensorInfo ti = new TensorInfo(type, shape, blankNames(shape.length));
+            if (allocator.isHostAccessible()) {
+                return new OnnxTensor(value, ti, p.reinterpret(count * type.byteSize()), null, null, 0, claim);
+            }
+            return new OnnxTensor(value, ti, MemorySegment.NULL, null, null, p.address() == 0 ? 1 : p.address(), claim);
+        } catch (RuntimeException e) {
+            if (value.address() != 0) {
+                OrtApi.ReleaseValue.invoke(Api.ReleaseValue, value);
+            }
+            closeQuietly(claim);
+            throw e;
+        }
+    }
+
+    private static long checkWrappable(OnnxTensorType type, long[] shape, long available) {
+        if (type == OnnxTensorType.STRING || type == OnnxTensorType.UNDEFINED) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot wrap memory as a " + type + " tensor");
+        }
+        long bytes = checkShape(shape, -1, type) * type.byteSize();
+        if (available < bytes) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "memory of " + available
+                    + " bytes is too small for a " + type + " tensor of shape " + Arrays.toString(shape) + " (" + bytes + " bytes)");
+        }
+        return bytes;
+    }
+
+    private static OnnxTensor createOver(OrtMemoryInfo mi, MemorySegment p, long bytes, OnnxTensorType type, long[] shape,
+            MemorySegment hostData, MemorySegment user, long deviceAddress, AutoCloseable claim) {
+        MemorySegment info = mi.acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.check(OrtApi.CreateTensorWithDataAsOrtValue.invoke(Api.CreateTensorWithDataAsOrtValue, info, p, bytes,
+                    arena.allocateFrom(JAVA_LONG, shape), shape.length, type.value(), out),
+                    "CreateTensorWithDataAsOrtValue(" + mi.getName() + ")");
+            return new OnnxTensor(out.get(ADDRESS, 0), new TensorInfo(type, shape, blankNames(shape.length)), hostData,
+                    null, user, deviceAddress, claim);
+        } finally {
+            mi.release();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // only releasing a claim; nothing to report
+        }
+    }
+
+    /** Whether an {@code OrtValue}'s tensor data lives where the host cannot read it. */
+    private static boolean isOnDevice(MemorySegment value) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.check(OrtApi.GetTensorMemoryInfo.invoke(org.pvn3d.ort.internal.IoApi.GetTensorMemoryInfo, value, out));
+            return !OrtMemoryInfo.isHostAccessible(out.get(ADDRESS, 0));
+        }
+    }
+
+    /** Whether this tensor's data is in device memory (not readable from the host). */
+    public boolean isOnDevice() {
+        handle();
+        return deviceAddress != 0;
+    }
+
+    /** Where the data lives ({@code GetTensorMemoryInfo}): a copy the caller closes. */
+    public OrtMemoryInfo getMemoryInfo() {
+        MemorySegment value = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.check(OrtApi.GetTensorMemoryInfo.invoke(org.pvn3d.ort.internal.IoApi.GetTensorMemoryInfo, value, out));
+            return OrtMemoryInfo.copyOf(out.get(ADDRESS, 0));
+        } finally {
+            release();
+        }
+    }
+
+    /** The device address of a device tensor's data (for passing to other CUDA code); throws for host tensors. */
+    public long deviceAddress() {
+        handle();
+        if (deviceAddress == 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "this tensor is in host memory; use data()");
+        }
+        return deviceAddress;
+    }
+
+    private long byteCount() {
+        return info.getElementCount() * info.getType().byteSize();
+    }
+
+    /** A copy of a device tensor in host memory, made on the legacy default stream (a host tensor is copied too). */
+    public OnnxTensor toHost() {
+        return toHost(null);
+    }
+
+    /** A copy of this tensor in host memory (a new tensor the caller owns), copied on {@code stream} and waited for. */
+    public OnnxTensor toHost(org.pvn3d.ort.cuda.CudaStream stream) {
+        acquire();
+        try {
+            if (info.getType() == OnnxTensorType.STRING) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "string tensors live on the host only");
+            }
+            OnnxTensor host = allocate(info.getType(), info.getShape());
+            try {
+                if (deviceAddress == 0) {
+                    checkUserData();
+                    MemorySegment.copy(data, 0, host.data, 0, byteCount());
+                } else if (byteCount() > 0) {
+                    org.pvn3d.ort.cuda.CudaCopy.deviceToHost(deviceAddress, host.data, stream);
+                }
+                return host;
+            } catch (RuntimeException e) {
+                host.close();
+                throw e;
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /** Copies {@code dst.byteSize()} bytes (at most the tensor's size) of this tensor into host memory {@code dst}. */
+    public void copyToHost(MemorySegment dst, org.pvn3d.ort.cuda.CudaStream stream) {
+        acquire();
+        try {
+            if (dst.byteSize() > byteCount()) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the tensor holds " + byteCount() + " bytes, not " + dst.byteSize());
+            }
+            if (deviceAddress == 0) {
+                checkUserData();
+                MemorySegment.copy(data, 0, dst, 0, dst.byteSize());
+            } else {
+                org.pvn3d.ort.cuda.CudaCopy.deviceToHost(deviceAddress, dst, stream);
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /** Overwrites this tensor's data (host or device) with all of {@code src}, which must be exactly the tensor's size. */
+    public void copyFromHost(MemorySegment src, org.pvn3d.ort.cuda.CudaStream stream) {
+        acquire();
+        try {
+            if (src.byteSize() != byteCount()) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the tensor holds " + byteCount() + " bytes, not " + src.byteSize());
+            }
+            if (info.getType() == OnnxTensorType.STRING) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot overwrite a string tensor's bytes");
+            }
+            if (deviceAddress == 0) {
+                checkUserData();
+                MemorySegment.copy(src, 0, data, 0, src.byteSize());
+            } else {
+                org.pvn3d.ort.cuda.CudaCopy.hostToDevice(src, deviceAddress, stream);
+            }
+        } finally {
+            release();
+        }
+    }
+
+    /** Throws instead of reading device memory from the host. */
+    private void checkHostAccessible() {
+        if (deviceAddress != 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "this tensor's data is in device memory, which the host "
+                    + "cannot read; copy it with toHost() or copyToHost(...) first");
+        }
+    }
+
+    // ---- end of the device-tensor block ----
+
     @Override
     protected void releaseNative(MemorySegment handle) {
         OrtApi.ReleaseValue.invoke(Api.ReleaseValue, handle);
@@ -423,7 +671,14 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
     @Override
     protected void afterClose() {
         if (ownedData != null) {
-            ownedData.close();
+            HostMemory.free(ownedData);
+        }
+        if (memoryClaim != null) { // (issue 5) the buffer or allocator behind a device tensor
+            try {
+                memoryClaim.close();
+            } catch (Exception e) {
+                throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "releasing the memory behind " + this + ": " + e, e);
+            }
         }
     }
 

@@ -160,6 +160,124 @@ public final class OrtEnvironment implements AutoCloseable {
         }
     }
 
+    // ---- allocators shared by sessions (issue 5) ----
+
+    /** The session configuration key by which a session takes its allocators from the environment. */
+    public static final String USE_ENV_ALLOCATORS = "session.use_env_allocators";
+
+    private final java.util.List<JavaAllocator> javaAllocators = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /**
+     * Creates an allocator for {@code info} (CPU memory: ORT 1.16 accepts only CPU here) with the
+     * arena settings of {@code arena} (null: ORT's defaults) and registers it for sharing
+     * ({@code CreateAndRegisterAllocator}). Sessions created with {@link #USE_ENV_ALLOCATORS} = "1" use
+     * it instead of their own arena. It lives as long as the native environment or until
+     * {@link #unregisterAllocator(OrtMemoryInfo)} (sessions that took it keep it). {@code info} may be
+     * closed afterwards.
+     */
+    public void createAndRegisterAllocator(OrtMemoryInfo info, OrtArenaConfig arena) {
+        MemorySegment e = env.acquire();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment cfg = arena == null ? MemorySegment.NULL : arena.toNative(a);
+            try {
+                MemorySegment i = info.acquire();
+                try {
+                    Api.check(OrtApi.CreateAndRegisterAllocator.invoke(org.pvn3d.ort.internal.IoApi.CreateAndRegisterAllocator,
+                            e, i, cfg), "CreateAndRegisterAllocator(" + info + ", " + arena + ")");
+                } finally {
+                    info.release();
+                }
+            } finally {
+                OrtArenaConfig.release(cfg);
+            }
+        } finally {
+            env.release();
+        }
+    }
+
+    /**
+     * Like {@link #createAndRegisterAllocator(OrtMemoryInfo, OrtArenaConfig)} for a provider's memory
+     * ({@code CreateAndRegisterAllocatorV2}), e.g. provider "CUDA" with {@code OrtMemoryInfo.cuda(0)} and
+     * CUDA provider options such as {@code device_id}.
+     */
+    public void createAndRegisterAllocator(String providerType, OrtMemoryInfo info, OrtArenaConfig arena,
+            java.util.Map<String, String> providerOptions) {
+        MemorySegment e = env.acquire();
+        try (Arena a = Arena.ofConfined()) {
+            int n = providerOptions.size();
+            MemorySegment keys = a.allocate(ADDRESS, Math.max(1, n));
+            MemorySegment values = a.allocate(ADDRESS, Math.max(1, n));
+            int k = 0;
+            for (java.util.Map.Entry<String, String> o : providerOptions.entrySet()) {
+                keys.setAtIndex(ADDRESS, k, a.allocateFrom(o.getKey()));
+                values.setAtIndex(ADDRESS, k, a.allocateFrom(o.getValue()));
+                k++;
+            }
+            MemorySegment cfg = arena == null ? MemorySegment.NULL : arena.toNative(a);
+            try {
+                MemorySegment i = info.acquire();
+                try {
+                    Api.check(OrtApi.CreateAndRegisterAllocatorV2.invoke(org.pvn3d.ort.internal.IoApi.CreateAndRegisterAllocatorV2,
+                            e, a.allocateFrom(providerType), i, cfg, keys, values, n),
+                            "CreateAndRegisterAllocatorV2(" + providerType + ", " + info + ", " + arena + ")");
+                } finally {
+                    info.release();
+                }
+            } finally {
+                OrtArenaConfig.release(cfg);
+            }
+        } finally {
+            env.release();
+        }
+    }
+
+    /**
+     * Registers an allocator implemented in Java ({@code RegisterAllocator}) for sessions created with
+     * {@link #USE_ENV_ALLOCATORS} = "1". The environment keeps it referenced while registered; its
+     * native parts are kept for the life of the process from now on (see {@link JavaAllocator}).
+     */
+    public void registerAllocator(JavaAllocator allocator) {
+        MemorySegment e = env.acquire();
+        try {
+            Api.check(OrtApi.RegisterAllocator.invoke(org.pvn3d.ort.internal.IoApi.RegisterAllocator, e, allocator.struct()),
+                    "RegisterAllocator(" + allocator.getMemoryInfo() + ")");
+            allocator.markRegistered();
+            javaAllocators.add(allocator);
+        } finally {
+            env.release();
+        }
+    }
+
+    /**
+     * Unregisters the shared allocator for {@code info} ({@code UnregisterAllocator}; the description
+     * must equal the registered one). Sessions created before keep using it; new ones no longer get it.
+     */
+    public void unregisterAllocator(OrtMemoryInfo info) {
+        MemorySegment e = env.acquire();
+        try {
+            MemorySegment i = info.acquire();
+            try {
+                Api.check(OrtApi.UnregisterAllocator.invoke(org.pvn3d.ort.internal.IoApi.UnregisterAllocator, e, i),
+                        "UnregisterAllocator(" + info + ")");
+            } finally {
+                info.release();
+            }
+        } finally {
+            env.release();
+        }
+    }
+
+    /** Unregisters a Java allocator registered with {@link #registerAllocator(JavaAllocator)}. */
+    public void unregisterAllocator(JavaAllocator allocator) {
+        if (!javaAllocators.contains(allocator)) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, allocator + " is not registered with this environment");
+        }
+        unregisterAllocator(allocator.getMemoryInfo());
+        javaAllocators.remove(allocator);
+    }
+
+    // ---- end of the shared-allocator block ----
+
     private static void log(MemorySegment param, int severity, MemorySegment category, MemorySegment logId,
             MemorySegment codeLocation, MemorySegment message) {
         // An upcall must never throw: an exception here would end the JVM.

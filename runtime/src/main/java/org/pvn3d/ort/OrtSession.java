@@ -276,6 +276,84 @@ public final class OrtSession extends NativeObject {
         return h;
     }
 
+    // ---- IO binding and session allocators (issue 5) ----
+
+    /** A new IO binding for this session ({@code CreateIoBinding}); the caller closes it. */
+    public OrtIoBinding createIoBinding() {
+        MemorySegment session = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.check(OrtApi.CreateIoBinding.invoke(org.pvn3d.ort.internal.IoApi.CreateIoBinding, session, out), "CreateIoBinding");
+            return new OrtIoBinding(this, out.get(ADDRESS, 0));
+        } finally {
+            release();
+        }
+    }
+
+    /** Runs with what {@code binding} binds ({@code RunWithBinding}); read outputs from the binding. */
+    public void run(OrtIoBinding binding) {
+        run(binding, null);
+    }
+
+    /**
+     * Runs with what {@code binding} binds, with run options (may be null). Every bound tensor is held
+     * open for the run; a bound tensor closed since binding makes the run fail before it starts.
+     */
+    public void run(OrtIoBinding binding, RunOptions options) {
+        if (binding.getSession() != this) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the IO binding belongs to another session");
+        }
+        MemorySegment session = acquire();
+        List<NativeObject> held = new ArrayList<>();
+        held.add(this);
+        try {
+            MemorySegment b = binding.acquire();
+            held.add(binding);
+            held.addAll(binding.acquireBound());
+            binding.rebindDeviceOutputs(b);
+            MemorySegment runOptions = MemorySegment.NULL;
+            if (options != null) {
+                runOptions = options.acquire();
+                held.add(options);
+            }
+            Api.check(OrtApi.RunWithBinding.invoke(org.pvn3d.ort.internal.IoApi.RunWithBinding, session, runOptions, b),
+                    "run with IO binding");
+            for (Object d : keepAlive) {
+                if (d instanceof SessionDependency dep) {
+                    dep.afterRun();
+                }
+            }
+        } finally {
+            for (NativeObject o : held) {
+                o.release();
+            }
+        }
+    }
+
+    /**
+     * The allocator this session uses for memory described by {@code info} ({@code CreateAllocator}),
+     * e.g. {@code OrtMemoryInfo.cuda(0)} for the CUDA provider's device memory. The caller closes it;
+     * it stays usable after the session closes (see {@link OrtAllocator}).
+     */
+    public OrtAllocator getAllocator(OrtMemoryInfo info) {
+        MemorySegment session = acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment i = info.acquire();
+            try {
+                MemorySegment out = arena.allocate(ADDRESS);
+                Api.check(OrtApi.CreateAllocator.invoke(org.pvn3d.ort.internal.IoApi.CreateAllocator, session, i, out),
+                        "no allocator for " + info + " in this session");
+                return new OrtAllocator(out.get(ADDRESS, 0));
+            } finally {
+                info.release();
+            }
+        } finally {
+            release();
+        }
+    }
+
+    // ---- end of the IO binding block ----
+
     /** Ends ORT profiling (enabled in the options) and returns the profile file's name. */
     public String endProfiling() {
         MemorySegment session = acquire();

@@ -13,12 +13,24 @@ import org.pvn3d.ort.OrtException;
  * 16-byte mapped pinned buffer per CUDA stream the kernel has launched on, so that runs in flight on
  * different streams never share a flag. The kernel writes the host memory directly through its
  * device alias; the host reads it once the stream's work is done.
+ *
+ * <p>The same two-word protocol carries the non-finite-input report of the CUDA Kabsch launchers
+ * (cuda-ops/kabsch_solver/kabsch_solver.h): {@link #kabsch} builds slots that decode it with
+ * {@code pvn3d_kabsch_error_describe}.
  */
 final class IndexErrorSlots implements AutoCloseable {
     private static final long NONE = -1;
 
+    /** Turns a report (position, value, the launch's context value) into a library status. */
+    @FunctionalInterface
+    interface Describer {
+        int describe(Arena arena, long position, long value, long context) throws Throwable;
+    }
+
     private final String op;
     private final String input;
+    private final Describer describer;
+    private final String suffix;
     private final ConcurrentHashMap<Long, Slot> slots = new ConcurrentHashMap<>();
 
     private static final class Slot {
@@ -32,12 +44,33 @@ final class IndexErrorSlots implements AutoCloseable {
         }
     }
 
+    /** Index flags: {@code pvn3d_index_error_describe(op, input, position, value, limit)}. */
     IndexErrorSlots(String op, String input) {
-        this.op = op;
-        this.input = input;
+        this(op, input, null, " (CUDA kernel; the run wrote 0 there)");
     }
 
-    /** The device-side flag for a launch on {@code stream} whose valid indices are [0, limit). */
+    private IndexErrorSlots(String op, String input, Describer describer, String suffix) {
+        this.op = op;
+        this.input = input;
+        this.describer = describer;
+        this.suffix = suffix;
+    }
+
+    /**
+     * Non-finite-input flags of a CUDA Kabsch launch: {@code pvn3d_kabsch_error_describe(op,
+     * position, bits, model_numel, secondInput)}, where the launch's context value ({@link
+     * #flagFor}'s {@code limit}) is model_kps's element count.
+     */
+    static IndexErrorSlots kabsch(String op, String secondInput, String suffix) {
+        Describer d = (arena, position, value, modelNumel) -> (int) Pvn3dNative.KABSCH_ERROR_DESCRIBE.invokeExact(
+                arena.allocateFrom(op), position, value, modelNumel, arena.allocateFrom(secondInput));
+        return new IndexErrorSlots(op, secondInput, d, suffix);
+    }
+
+    /**
+     * The device-side flag for a launch on {@code stream} whose valid indices are [0, limit) (for
+     * {@link #kabsch} slots: whose model_kps holds {@code limit} elements).
+     */
     MemorySegment flagFor(MemorySegment stream, long limit) {
         Slot slot = slots.computeIfAbsent(stream.address(), s -> allocate());
         slot.limit = limit;
@@ -68,10 +101,11 @@ final class IndexErrorSlots implements AutoCloseable {
         slot.host.set(JAVA_LONG, 0, NONE);
         slot.host.set(JAVA_LONG, 8, NONE);
         try (Arena arena = Arena.ofConfined()) {
-            int status = (int) Pvn3dNative.INDEX_ERROR_DESCRIBE.invokeExact(arena.allocateFrom(op),
-                    arena.allocateFrom(input), position, value, slot.limit);
+            int status = describer != null ? describer.describe(arena, position, value, slot.limit)
+                    : (int) Pvn3dNative.INDEX_ERROR_DESCRIBE.invokeExact(arena.allocateFrom(op),
+                            arena.allocateFrom(input), position, value, slot.limit);
             OrtException e = Pvn3dNative.failure(status);
-            throw new OrtException(e.getCode(), Pvn3dOps.rawMessage(e) + " (CUDA kernel; the run wrote 0 there)");
+            throw new OrtException(e.getCode(), Pvn3dOps.rawMessage(e) + suffix);
         } catch (OrtException e) {
             throw e;
         } catch (Throwable t) {

@@ -60,6 +60,38 @@ final class Pvn3dNative {
     static final MethodHandle THREE_INTERPOLATE_CUDA = bind("pvn3d_three_interpolate_cuda",
             FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
 
+    // pose operators (vote_aggregate.h, kabsch_solver.h, pose_solve.h); mask_dtype and center_filter are C ints
+    static final int MASK_FLOAT32 = 0;
+    static final int MASK_BOOL = 1;
+    static final MethodHandle KABSCH_ERROR_DESCRIBE = bind("pvn3d_kabsch_error_describe",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS));
+    // (votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps, inliers[, workspace, bytes, stream])
+    static final MethodHandle VOTE_AGGREGATE_CPU = bind("pvn3d_vote_aggregate_cpu",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_FLOAT,
+                    JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS));
+    static final MethodHandle VOTE_AGGREGATE_CUDA_WORKSPACE = bind("pvn3d_vote_aggregate_cuda_workspace_bytes",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    static final MethodHandle VOTE_AGGREGATE_CUDA = bind("pvn3d_vote_aggregate_cuda",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_FLOAT,
+                    JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+    // (model_kps, model_B, model_K, pred_kps, B, K, R, t[, input_error, stream])
+    static final MethodHandle KABSCH_CPU = bind("pvn3d_kabsch_solver_cpu",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS));
+    static final MethodHandle KABSCH_CUDA = bind("pvn3d_kabsch_solver_cuda",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS,
+                    ADDRESS, ADDRESS));
+    // (votes, mask, mask_dtype, B, K, N, model_kps, model_B, model_K, bandwidth, max_iter, center_filter,
+    //  R, t, kps, inliers[, input_error, workspace, bytes, stream])
+    static final MethodHandle POSE_SOLVE_CPU = bind("pvn3d_pose_solve_cpu",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG,
+                    JAVA_LONG, JAVA_FLOAT, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    static final MethodHandle POSE_SOLVE_CUDA_WORKSPACE = bind("pvn3d_pose_solve_cuda_workspace_bytes",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    static final MethodHandle POSE_SOLVE_CUDA = bind("pvn3d_pose_solve_cuda",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG,
+                    JAVA_LONG, JAVA_FLOAT, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS,
+                    JAVA_LONG, ADDRESS));
+
     // device helpers
     static final MethodHandle CUDA_DEVICE_COUNT = bind("pvn3d_cuda_device_count", STATUS_PTR);
     static final MethodHandle CUDA_MALLOC_HOST = bind("pvn3d_cuda_malloc_host",

@@ -13,8 +13,9 @@ import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
 
 /**
- * The six PointNet++ operators of spec/ops.md as ORT custom operators, each with a CPU kernel and a
- * CUDA kernel from libpvn3d_ops, under the domain {@value #DOMAIN}.
+ * The six PointNet++ operators and the three pose operators of spec/ops.md as ORT custom operators,
+ * each with a CPU kernel and a CUDA kernel from libpvn3d_ops, under the domain {@value #DOMAIN}.
+ * One {@link #register} call adds all nine.
  *
  * <pre>{@code
  * try (var options = new OrtSession.SessionOptions()) {
@@ -31,13 +32,20 @@ public final class Pvn3dOps {
     /** The ONNX domain of the operators. */
     public static final String DOMAIN = "ai.onnx.contrib";
 
-    /** The operator names, in spec order. */
+    /** The PointNet++ operator names, in spec order. */
     public static final List<String> OPERATORS = List.of(FurthestPointSample.NAME, GatherPoints.NAME, BallQuery.NAME,
             GroupPoints.NAME, ThreeNN.NAME, ThreeInterpolate.NAME);
 
+    /** The pose operator names, in spec order (registered together with {@link #OPERATORS}). */
+    public static final List<String> POSE_OPERATORS = List.of(VoteAggregate.NAME, KabschSolver.NAME, PoseSolve.NAME);
+
     private Pvn3dOps() {}
 
-    /** The twelve operator descriptions: each operator for the CPU and the CUDA provider. */
+    /**
+     * The eighteen operator descriptions: each of the nine operators ({@link #OPERATORS}, then
+     * {@link #POSE_OPERATORS}) for the CPU and the CUDA provider. {@code indexCheck} also governs
+     * the CUDA Kabsch kernels' report of a non-finite model_kps / pred_kps value.
+     */
     public static List<CustomOp> operators(CudaIndexCheck indexCheck) {
         List<CustomOp> ops = new ArrayList<>();
         for (boolean cuda : new boolean[] {false, true}) {
@@ -47,11 +55,14 @@ public final class Pvn3dOps {
             ops.add(GroupPoints.op(cuda, indexCheck));
             ops.add(ThreeNN.op(cuda, indexCheck));
             ops.add(ThreeInterpolate.op(cuda, indexCheck));
+            ops.add(VoteAggregate.op(cuda, indexCheck));
+            ops.add(KabschSolver.op(cuda, indexCheck));
+            ops.add(PoseSolve.op(cuda, indexCheck));
         }
         return ops;
     }
 
-    /** A new domain with all twelve kernels; loads libpvn3d_ops first so a missing library fails here. */
+    /** A new domain with all eighteen kernels; loads libpvn3d_ops first so a missing library fails here. */
     public static CustomOpDomain createDomain(CudaIndexCheck indexCheck) {
         nativeVersion();
         return new CustomOpDomain(DOMAIN, operators(indexCheck));
@@ -63,7 +74,7 @@ public final class Pvn3dOps {
     }
 
     /**
-     * Adds all six operators (CPU and CUDA kernels) to {@code options}. The returned domain lives as
+     * Adds all nine operators (CPU and CUDA kernels) to {@code options}. The returned domain lives as
      * long as the options and their sessions need it; keep it to call
      * {@link CustomOpDomain#checkDeferredErrors()} after CUDA runs. Closing it is optional.
      */

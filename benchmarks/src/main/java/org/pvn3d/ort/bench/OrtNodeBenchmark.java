@@ -1,0 +1,125 @@
+package org.pvn3d.ort.bench;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.pvn3d.ort.OnnxTensor;
+import org.pvn3d.ort.OrtEnvironment;
+import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.customop.CustomOpDomain;
+import org.pvn3d.ort.ops.Pvn3dOps;
+
+/**
+ * The same operators and sizes as {@link KernelBenchmark}, each as a one-node model (written by
+ * benchmarks/scripts/make_bench_models.py, on the class path under /bench-models/) run through this
+ * project's API with {@link Pvn3dOps#register} on ORT's CPU provider or its CUDA provider
+ * ({@code addCUDA(0)}). One call is one {@code session.run} with host input tensors over the same
+ * data as the direct benchmark and preallocated host outputs; on CUDA, ORT copies the inputs in and
+ * the outputs out and waits for them, so compare with {@link KernelBenchmark}'s {@code cudaCopy}.
+ * The difference to the direct call is ORT's own cost plus the Java upcall bridge, per node.
+ *
+ * <p>Sessions use one intra-op thread (the custom CPU kernels bring their own OpenMP threads; ORT's
+ * spinning pool would only compete with them) and {@link org.pvn3d.ort.ops.CudaIndexCheck#DEFERRED},
+ * the default. Wall-clock time per run (JMH sample time).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xmx4g"})
+public class OrtNodeBenchmark {
+    @Param({
+        "FPS_B1_N12288_np2048", "FPS_B1_N16384_np4096", "FPS_B8_N16384_np4096",
+        "BallQuery_B1_N12288_M2048_S16_r0.0175", "BallQuery_B1_N12288_M2048_S32_r0.025",
+        "BallQuery_B8_N16384_M4096_S32_r0.025",
+        "GroupPoints_B8_C256_N1024_M512_S32", "GroupPoints_B1_C99_N2048_M1024_S32",
+        "ThreeNN_B1_n12288_m2048", "ThreeNN_B8_n16384_m4096",
+        "ThreeInterpolate_B1_C128_m2048_n12288", "ThreeInterpolate_B8_C256_m4096_n16384",
+        "GatherPoints_B8_C256_N4096_M1024"})
+    public String kernel;
+
+    @Param({"cpu", "cuda"})
+    public String provider;
+
+    private Arena arena;
+    private OrtSession.SessionOptions options;
+    private CustomOpDomain domain;
+    private OrtSession session;
+    private final Map<String, OnnxTensor> inputs = new LinkedHashMap<>();
+    private final Map<String, OnnxTensor> outputs = new LinkedHashMap<>();
+
+    @Setup(Level.Trial)
+    public void setUp() throws IOException {
+        KernelCase kc = new KernelCase(kernel);
+        byte[] model;
+        try (InputStream in = OrtNodeBenchmark.class.getResourceAsStream(kc.modelResource())) {
+            if (in == null) {
+                throw new IllegalStateException("no model " + kc.modelResource() + " on the class path (run "
+                        + "benchmarks/scripts/make_bench_models.py for new attribute values)");
+            }
+            model = in.readAllBytes();
+        }
+        EventSamples.setWork(kc.bytesPerCall(), kc.pairsPerCall());
+        arena = Arena.ofShared();
+        List<KernelCase.HostTensor> ins = kc.inputs(arena);
+        List<KernelCase.HostTensor> outs = kc.outputs(arena);
+        for (KernelCase.HostTensor t : ins) {
+            inputs.put(t.name(), OnnxTensor.fromSegment(t.data(), t.type(), t.shape()));
+        }
+        for (KernelCase.HostTensor t : outs) {
+            outputs.put(t.name(), OnnxTensor.fromSegment(t.data(), t.type(), t.shape()));
+        }
+        options = new OrtSession.SessionOptions();
+        options.setIntraOpNumThreads(1);
+        domain = Pvn3dOps.register(options);
+        boolean cuda = switch (provider) {
+            case "cpu" -> false;
+            case "cuda" -> true;
+            default -> throw new IllegalArgumentException("provider must be cpu or cuda, not " + provider);
+        };
+        if (cuda) {
+            options.addCUDA(0);
+        }
+        session = OrtEnvironment.getEnvironment().createSession(model, options);
+        long launches = Pvn3dOps.cudaLaunchCount();
+        run();
+        if (cuda && Pvn3dOps.cudaLaunchCount() == launches) {
+            throw new IllegalStateException("the CUDA provider did not run the " + kc.operatorName()
+                    + " node on the GPU (it fell back to the CPU kernel)");
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        domain.checkDeferredErrors();
+        session.close();
+        options.close();
+        inputs.values().forEach(OnnxTensor::close);
+        outputs.values().forEach(OnnxTensor::close);
+        arena.close();
+    }
+
+    /** One run of the one-node model into the preallocated outputs. */
+    @Benchmark
+    public void run() {
+        session.run(inputs, outputs, null);
+    }
+}

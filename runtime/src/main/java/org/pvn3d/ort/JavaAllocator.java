@@ -1,0 +1,228 @@
+package org.pvn3d.ort;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import org.pvn3d.ort.cuda.DeviceBuffer;
+import org.pvn3d.ort.internal.NativeObject;
+
+/**
+ * An allocator implemented in Java ({@code OrtAllocator} whose {@code Alloc}, {@code Free} and
+ * {@code Info} are upcalls), registered with {@link OrtEnvironment#registerAllocator(JavaAllocator)} so
+ * that sessions created with {@code session.use_env_allocators = 1} allocate through it. Backed by
+ * host memory ({@link #cpu()}: 64-byte aligned {@code aligned_alloc}) or by device memory
+ * ({@link #cuda(int)}: one {@code cudaMalloc} per block, as {@link DeviceBuffer} does it). Its
+ * {@link #counters()} show what ORT asked for. Upcalls are thread-safe and never throw: a failure
+ * becomes a null pointer (ORT turns that into an allocation error of the run or session).
+ *
+ * <p><b>Lifetime.</b> The backing memory of every block is freed when ORT frees it, also after
+ * {@link #close()}; after close new allocations fail (null). ORT keeps a raw pointer to the allocator
+ * struct in every session that took it from the environment and in every tensor it allocated, and
+ * Java cannot see when the last of those is gone; so once an allocator has been registered, its
+ * struct and upcall stubs (a few hundred bytes) are kept for the life of the process, so that no
+ * native code can ever call a freed stub. An allocator never registered frees them on close.
+ */
+public final class JavaAllocator implements AutoCloseable {
+    /** Keeps the native parts of every allocator that was ever registered (see the class comment). */
+    private static final List<Object> EVER_REGISTERED = new CopyOnWriteArrayList<>();
+    private static final long ALIGNMENT = 64;
+    private static final MethodHandle ALIGNED_ALLOC;
+    private static final MethodHandle FREE;
+
+    static {
+        Linker linker = Linker.nativeLinker();
+        var libc = linker.defaultLookup();
+        ALIGNED_ALLOC = linker.downcallHandle(libc.find("aligned_alloc").orElseThrow(),
+                FunctionDescriptor.of(ADDRESS, JAVA_LONG, JAVA_LONG));
+        FREE = linker.downcallHandle(libc.find("free").orElseThrow(), FunctionDescriptor.ofVoid(ADDRESS));
+    }
+
+    /** What ORT asked of this allocator so far. */
+    public record Counters(long allocations, long frees, long bytesLive, long peakBytes, long bytesRequested,
+            long failedAllocations) {}
+
+    private final String description;
+    private final int cudaDevice; // -1 for host memory
+    private final Arena nativeParts = Arena.ofShared();
+    private final OrtMemoryInfo info;
+    private final MemorySegment struct;
+    private final Map<Long, Long> sizes = new ConcurrentHashMap<>();
+    private final Map<Long, DeviceBuffer> deviceBlocks = new ConcurrentHashMap<>();
+    private final AtomicLong allocations = new AtomicLong();
+    private final AtomicLong frees = new AtomicLong();
+    private final AtomicLong live = new AtomicLong();
+    private final AtomicLong peak = new AtomicLong();
+    private final AtomicLong requested = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+    private final Marker marker;
+    private volatile boolean closed;
+    private volatile boolean registered;
+
+    private JavaAllocator(String description, int cudaDevice, OrtMemoryInfo info) {
+        this.description = description;
+        this.cudaDevice = cudaDevice;
+        this.info = info;
+        this.struct = nativeParts.allocate(org.pvn3d.ort.ffm.OrtAllocator.layout());
+        // version 16: ORT reads no member beyond Info (Reserve and GetStats come with versions 18 and 23)
+        org.pvn3d.ort.ffm.OrtAllocator.version(struct, OrtRuntime.API_VERSION);
+        org.pvn3d.ort.ffm.OrtAllocator.Alloc(struct, org.pvn3d.ort.ffm.OrtAllocator.Alloc.allocate(this::allocUpcall, nativeParts));
+        org.pvn3d.ort.ffm.OrtAllocator.Free(struct, org.pvn3d.ort.ffm.OrtAllocator.Free.allocate(this::freeUpcall, nativeParts));
+        org.pvn3d.ort.ffm.OrtAllocator.Info(struct, org.pvn3d.ort.ffm.OrtAllocator.Info.allocate(this::infoUpcall, nativeParts));
+        this.marker = new Marker(struct);
+    }
+
+    /** Host memory, described as {@code Cpu} / device allocator / default memory: what the CPU provider uses. */
+    public static JavaAllocator cpu() {
+        return new JavaAllocator("host", -1, OrtMemoryInfo.cpu(OrtMemoryInfo.AllocatorType.DEVICE));
+    }
+
+    /** Device memory on CUDA device {@code device}, described as {@code Cuda} / device allocator / default memory. */
+    public static JavaAllocator cuda(int device) {
+        return new JavaAllocator("cuda:" + device, device, OrtMemoryInfo.cuda(device));
+    }
+
+    /** The memory description ORT sees (owned by this allocator: do not close it). */
+    public OrtMemoryInfo getMemoryInfo() {
+        return info;
+    }
+
+    public Counters counters() {
+        return new Counters(allocations.get(), frees.get(), live.get(), peak.get(), requested.get(), failed.get());
+    }
+
+    /** Blocks handed out and not freed yet. */
+    public int liveBlocks() {
+        return sizes.size();
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** The native {@code OrtAllocator*} (for registration). */
+    MemorySegment struct() {
+        if (closed) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "JavaAllocator is closed");
+        }
+        return struct;
+    }
+
+    void markRegistered() {
+        if (!registered) {
+            registered = true;
+            EVER_REGISTERED.add(this);
+        }
+    }
+
+    // ---- upcalls: each catches everything (an exception crossing an upcall would end the JVM) ----
+
+    private MemorySegment allocUpcall(MemorySegment self, long size) {
+        try {
+            if (closed) {
+                failed.incrementAndGet();
+                return MemorySegment.NULL;
+            }
+            long bytes = Math.max(size, 1);
+            long address;
+            if (cudaDevice < 0) {
+                long rounded = (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+                address = ((MemorySegment) ALIGNED_ALLOC.invokeExact(ALIGNMENT, rounded)).address();
+                if (address == 0) {
+                    failed.incrementAndGet();
+                    return MemorySegment.NULL;
+                }
+            } else {
+                DeviceBuffer b = DeviceBuffer.allocate(cudaDevice, bytes);
+                address = b.address();
+                deviceBlocks.put(address, b);
+            }
+            sizes.put(address, size);
+            allocations.incrementAndGet();
+            requested.addAndGet(size);
+            long now = live.addAndGet(size);
+            peak.accumulateAndGet(now, Math::max);
+            return MemorySegment.ofAddress(address);
+        } catch (Throwable t) {
+            failed.incrementAndGet();
+            return MemorySegment.NULL;
+        }
+    }
+
+    private void freeUpcall(MemorySegment self, MemorySegment p) {
+        try {
+            if (p.address() == 0) {
+                return;
+            }
+            Long size = sizes.remove(p.address());
+            if (size == null) {
+                return; // not ours: never free what we did not hand out
+            }
+            if (cudaDevice < 0) {
+                FREE.invokeExact(p);
+            } else {
+                DeviceBuffer b = deviceBlocks.remove(p.address());
+                if (b != null) {
+                    b.close();
+                }
+            }
+            frees.incrementAndGet();
+            live.addAndGet(-size);
+        } catch (Throwable t) {
+            // nothing can be reported from here; the counters show the block as still live
+        }
+    }
+
+    private MemorySegment infoUpcall(MemorySegment self) {
+        try {
+            return info.handle();
+        } catch (Throwable t) {
+            return MemorySegment.NULL;
+        }
+    }
+
+    /**
+     * Refuses new allocations; blocks already handed out are still freed when ORT frees them. The
+     * memory description and upcalls are released now unless the allocator was ever registered.
+     * Unregister it from the environment first ({@link OrtEnvironment#unregisterAllocator(JavaAllocator)}).
+     * Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        marker.close();
+        if (!registered && sizes.isEmpty()) {
+            info.close();
+            nativeParts.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "JavaAllocator(" + description + ", " + counters() + (closed ? ", closed)" : ")");
+    }
+
+    /** Counts open Java allocators in {@link NativeObject#liveCounts()} (kind "JavaAllocator"). */
+    private static final class Marker extends NativeObject {
+        Marker(MemorySegment struct) {
+            super("JavaAllocator", struct);
+        }
+
+        @Override
+        protected void releaseNative(MemorySegment handle) {}
+    }
+}

@@ -1,0 +1,175 @@
+package org.pvn3d.ort;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.pvn3d.ort.ffm.OrtApi;
+import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.IoApi;
+import org.pvn3d.ort.internal.NativeObject;
+
+/**
+ * One of ORT's allocators as a session uses it ({@code CreateAllocator}; see
+ * {@link OrtSession#getAllocator(OrtMemoryInfo)}): for example the CUDA provider's device arena, or
+ * the environment's shared arena when the session was created with {@code session.use_env_allocators}.
+ *
+ * <p><b>Ownership.</b> ORT's allocator object keeps the allocator it wraps alive (a shared pointer),
+ * so this object stays usable after its session is closed. The caller closes it; tensors created from
+ * it ({@link OnnxTensor#createTensor(OrtAllocator, OnnxTensorType, long...)}) each keep it alive until
+ * they are closed (ORT's tensor frees through it), so the native allocator goes when the owner and
+ * every such tensor have closed. Memory from {@link #alloc} must be given back with {@link #free}
+ * before closing; {@link #free} refuses pointers this object did not hand out (no double free).
+ *
+ * <p>Allocator statistics: the OrtAllocator struct of API 16 has only {@code Alloc}, {@code Free} and
+ * {@code Info} (no {@code Reserve}, no {@code GetStats}, which later APIs add), so this binding offers
+ * none; {@link JavaAllocator} keeps its own counters.
+ */
+public final class OrtAllocator implements AutoCloseable {
+    private final Handle handle;
+    private final boolean hostAccessible;
+    private final Set<Long> outstanding = ConcurrentHashMap.newKeySet();
+    private int claims = 1;
+    private boolean ownerClosed;
+
+    OrtAllocator(MemorySegment allocator) {
+        this.handle = new Handle(allocator);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.check(OrtApi.AllocatorGetInfo.invoke(IoApi.AllocatorGetInfo, allocator, out));
+            this.hostAccessible = OrtMemoryInfo.isHostAccessible(out.get(ADDRESS, 0));
+        } catch (RuntimeException e) {
+            handle.close();
+            throw e;
+        }
+    }
+
+    /** The allocator's memory description (a copy the caller closes). */
+    public OrtMemoryInfo getMemoryInfo() {
+        MemorySegment a = use();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.check(OrtApi.AllocatorGetInfo.invoke(IoApi.AllocatorGetInfo, a, out));
+            return OrtMemoryInfo.copyOf(out.get(ADDRESS, 0));
+        } finally {
+            handle.release();
+        }
+    }
+
+    /** Whether the memory it hands out is host-accessible (CPU, CUDA-pinned). */
+    public boolean isHostAccessible() {
+        return hostAccessible;
+    }
+
+    /**
+     * Allocates {@code bytes} through ORT ({@code AllocatorAlloc}). For host-accessible memory the segment
+     * is {@code bytes} long and readable; for device memory it is a zero-length segment carrying the
+     * device address.
+     */
+    public MemorySegment alloc(long bytes) {
+        if (bytes < 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot allocate " + bytes + " bytes");
+        }
+        MemorySegment a = use();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.check(OrtApi.AllocatorAlloc.invoke(IoApi.AllocatorAlloc, a, bytes, out), "AllocatorAlloc(" + bytes + ")");
+            MemorySegment p = out.get(ADDRESS, 0);
+            outstanding.add(p.address());
+            return hostAccessible ? p.reinterpret(bytes) : p;
+        } finally {
+            handle.release();
+        }
+    }
+
+    /** Gives back memory from {@link #alloc} ({@code AllocatorFree}). */
+    public void free(MemorySegment memory) {
+        if (!outstanding.remove(memory.address())) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "0x" + Long.toHexString(memory.address())
+                    + " was not allocated by this allocator or was freed already");
+        }
+        MemorySegment a = handle.acquire(); // frees are allowed after the owner closed, while tensors keep it
+        try {
+            Api.check(OrtApi.AllocatorFree.invoke(IoApi.AllocatorFree, a, memory), "AllocatorFree");
+        } finally {
+            handle.release();
+        }
+    }
+
+    /** Blocks from {@link #alloc} not freed yet. */
+    public int outstandingAllocations() {
+        return outstanding.size();
+    }
+
+    private MemorySegment use() {
+        synchronized (this) {
+            if (ownerClosed) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "OrtAllocator is closed");
+            }
+        }
+        return handle.acquire();
+    }
+
+    /** The native handle for a tensor being created from it (internal). */
+    MemorySegment acquireHandle() {
+        return use();
+    }
+
+    void releaseHandle() {
+        handle.release();
+    }
+
+    /** Keeps the native allocator alive until the returned claim is closed (a tensor's hold). */
+    synchronized AutoCloseable claim() {
+        if (ownerClosed) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "OrtAllocator is closed");
+        }
+        claims++;
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        return () -> {
+            if (done.compareAndSet(false, true)) {
+                unclaim();
+            }
+        };
+    }
+
+    private synchronized void unclaim() {
+        if (--claims == 0) {
+            handle.close();
+        }
+    }
+
+    public synchronized boolean isClosed() {
+        return ownerClosed;
+    }
+
+    /** Ends the owner's use; the native allocator goes once no tensor needs it. Idempotent. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (ownerClosed) {
+                return;
+            }
+            ownerClosed = true;
+        }
+        unclaim();
+    }
+
+    @Override
+    public String toString() {
+        return "OrtAllocator(" + (hostAccessible ? "host" : "device") + (isClosed() ? ", closed)" : ")");
+    }
+
+    private static final class Handle extends NativeObject {
+        Handle(MemorySegment h) {
+            super("OrtAllocator", h);
+        }
+
+        @Override
+        protected void releaseNative(MemorySegment handle) {
+            OrtApi.ReleaseAllocator.invoke(IoApi.ReleaseAllocator, handle);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package org.pvn3d.ort.cuda;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.internal.NativeObject;
+
+/** A CUDA event with timing ({@code cudaEventCreate}), e.g. to time work queued on a stream. */
+public final class CudaEvent extends NativeObject {
+    private CudaEvent(MemorySegment event) {
+        super("cudaEvent", event);
+    }
+
+    public static CudaEvent create() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            DeviceApi.check((int) DeviceApi.EVENT_CREATE.invokeExact(out));
+            return new CudaEvent(out.get(ADDRESS, 0));
+        } catch (Throwable t) {
+            throw DeviceApi.rethrow(t);
+        }
+    }
+
+    /** Records this event on {@code stream} ({@code null}: the legacy default stream). */
+    public void record(CudaStream stream) {
+        MemorySegment e = acquire();
+        try {
+            DeviceApi.check((int) DeviceApi.EVENT_RECORD.invokeExact(e, DeviceApi.streamOf(stream)));
+        } catch (Throwable t) {
+            throw DeviceApi.rethrow(t);
+        } finally {
+            release();
+        }
+    }
+
+    /** Waits until the work recorded before this event is done. */
+    public void synchronize() {
+        MemorySegment e = acquire();
+        try {
+            DeviceApi.check((int) DeviceApi.EVENT_SYNCHRONIZE.invokeExact(e));
+        } catch (Throwable t) {
+            throw DeviceApi.rethrow(t);
+        } finally {
+            release();
+        }
+    }
+
+    /** Milliseconds from {@code start} to {@code end}, both recorded and completed. */
+    public static float elapsedMillis(CudaEvent start, CudaEvent end) {
+        MemorySegment s = start.acquire();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment e = end.acquire();
+            try {
+                MemorySegment out = arena.allocate(JAVA_FLOAT);
+                DeviceApi.check((int) DeviceApi.EVENT_ELAPSED.invokeExact(out, s, e));
+                return out.get(JAVA_FLOAT, 0);
+            } finally {
+                end.release();
+            }
+        } catch (Throwable t) {
+            throw DeviceApi.rethrow(t);
+        } finally {
+            start.release();
+        }
+    }
+
+    @Override
+    protected void releaseNative(MemorySegment handle) {
+        try {
+            DeviceApi.check((int) DeviceApi.EVENT_DESTROY.invokeExact(handle));
+        } catch (Throwable t) {
+            throw DeviceApi.rethrow(t);
+        }
+    }
+}

@@ -1,0 +1,63 @@
+package org.pvn3d.ort.internal;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
+
+/**
+ * Host memory for tensor data, straight from the C library ({@code aligned_alloc}/{@code free}).
+ *
+ * <p>Why not an {@code Arena}: a tensor may be closed by any thread, which needs a shared arena, and
+ * closing a shared arena makes the JVM hand-shake every thread (tens of microseconds) — more than a
+ * whole run of a small model. The price is that a segment handed out by {@code OnnxTensor.data()}
+ * does not know when its tensor was closed: it is valid until then, like ORT's own Java buffers.
+ */
+public final class HostMemory {
+    /** Alignment of every block: a cache line, and enough for any SIMD load ORT's kernels make. */
+    public static final long ALIGNMENT = 64;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final MethodHandle ALIGNED_ALLOC = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("aligned_alloc").orElseThrow(), FunctionDescriptor.of(ADDRESS, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle FREE = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("free").orElseThrow(), FunctionDescriptor.ofVoid(ADDRESS));
+
+    private HostMemory() {}
+
+    /** {@code bytes} of uninitialised memory (at least one byte is reserved), 64-byte aligned. */
+    public static MemorySegment allocate(long bytes) {
+        long rounded = Math.max(ALIGNMENT, (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT);
+        MemorySegment block;
+        try {
+            block = (MemorySegment) ALIGNED_ALLOC.invokeExact(ALIGNMENT, rounded);
+        } catch (Throwable t) {
+            throw new OrtException(OrtErrorCode.ORT_FAIL, "aligned_alloc failed: " + t);
+        }
+        if (block.address() == 0) {
+            throw new OrtException(OrtErrorCode.ORT_FAIL, "out of host memory allocating " + bytes + " bytes");
+        }
+        return block.reinterpret(bytes);
+    }
+
+    /** Zero-filled {@code bytes}. */
+    public static MemorySegment allocateZeroed(long bytes) {
+        MemorySegment block = allocate(bytes);
+        block.fill((byte) 0);
+        return block;
+    }
+
+    /** Frees a block from {@link #allocate}. */
+    public static void free(MemorySegment block) {
+        try {
+            FREE.invokeExact(block);
+        } catch (Throwable t) {
+            throw new OrtException(OrtErrorCode.ORT_FAIL, "free failed: " + t);
+        }
+    }
+}

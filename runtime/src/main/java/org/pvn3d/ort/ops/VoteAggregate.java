@@ -1,0 +1,80 @@
+package org.pvn3d.ort.ops;
+
+import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.OnnxTensorType;
+import org.pvn3d.ort.customop.CustomOp;
+import org.pvn3d.ort.customop.KernelContext;
+import org.pvn3d.ort.customop.KernelInfo;
+import org.pvn3d.ort.customop.KernelTensor;
+
+/**
+ * PVN3D_VoteAggregate: votes [B,K,N,3], mask [B,N] (bool or float, nonzero = used) -> kps [B,K,3],
+ * inliers int64 [B]: mean-shift clustering of the votes (spec/ops.md,
+ * cuda-ops/vote_aggregate/vote_aggregate.h). An empty mask gives NaN keypoints and inliers 0.
+ */
+final class VoteAggregate extends Pvn3dKernel {
+    static final String NAME = "PVN3D_VoteAggregate";
+
+    private final PoseSolve.MeanShift attributes;
+    private final CudaScratch scratch;
+
+    static CustomOp op(boolean cuda, CudaIndexCheck check) {
+        return PoseSolve.MeanShift.declare(CustomOp.builder(NAME)
+                .executionProvider(provider(cuda))
+                .input("votes", OnnxTensorType.FLOAT)
+                .input("mask", OnnxTensorType.UNDEFINED)
+                .output("kps", OnnxTensorType.FLOAT)
+                .output("inliers", OnnxTensorType.INT64))
+                .kernel(info -> new VoteAggregate(info, cuda, check))
+                .build();
+    }
+
+    private VoteAggregate(KernelInfo info, boolean cuda, CudaIndexCheck check) {
+        super(NAME, cuda, check, null);
+        attributes = PoseSolve.MeanShift.read(info);
+        scratch = cuda ? new CudaScratch() : null;
+    }
+
+    @Override
+    public void compute(KernelContext ctx) {
+        KernelTensor votes = PoseSolve.votes(ctx, 0);
+        long b = votes.dim(0);
+        long k = votes.dim(1);
+        long n = votes.dim(2);
+        KernelTensor mask = ctx.input(1, OnnxTensorType.UNDEFINED, 2);
+        int maskDtype = PoseSolve.maskDtype(ctx, mask, b, n);
+        KernelTensor kps = ctx.output(0, b, k, 3);
+        KernelTensor inliers = ctx.output(1, b);
+        if (b == 0) {
+            return; // an empty batch: empty outputs, nothing to compute
+        }
+        PoseSolve.MeanShift a = attributes;
+        try {
+            if (!cuda) {
+                Pvn3dNative.check((int) Pvn3dNative.VOTE_AGGREGATE_CPU.invokeExact(votes.data(), mask.data(), maskDtype, b,
+                        k, n, a.bandwidth, a.maxIter, a.centerFilter, kps.data(), inliers.data()));
+                return;
+            }
+            MemorySegment stream = cudaStream(ctx);
+            long bytes = (long) Pvn3dNative.VOTE_AGGREGATE_CUDA_WORKSPACE.invokeExact(b, k, n);
+            MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : scratch.get(ctx, votes, stream, bytes);
+            Pvn3dNative.check((int) Pvn3dNative.VOTE_AGGREGATE_CUDA.invokeExact(votes.data(), mask.data(), maskDtype, b, k,
+                    n, a.bandwidth, a.maxIter, a.centerFilter, kps.data(), inliers.data(), workspace, bytes, stream));
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw Pvn3dNative.rethrow(t);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (scratch != null) {
+                scratch.close();
+            }
+        } finally {
+            super.close();
+        }
+    }
+}

@@ -1,0 +1,144 @@
+package org.pvn3d.ort.pipeline;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
+
+/**
+ * Runs the pipeline over a folder of PVT1 samples (files ending in {@code .bin}, the entry names of
+ * {@link Pvn3dSample}), with a progress bar, and summarises ADD / ADD-S and the 10%-of-diameter accuracy.
+ */
+public final class FolderEvaluation {
+    private FolderEvaluation() {}
+
+    /** One sample's outcome; the metrics are NaN when it has no ground truth, {@code error} set when it failed. */
+    public record Row(String name, int points, int masked, int inliers, double add, double adds, double diameter, double ms,
+            String error) {
+        public boolean addCorrect() {
+            return add < 0.1 * diameter;
+        }
+
+        public boolean addsCorrect() {
+            return adds < 0.1 * diameter;
+        }
+
+        public boolean evaluated() {
+            return error == null && Double.isFinite(diameter);
+        }
+    }
+
+    /** All rows and the aggregates over the samples that have a ground truth. */
+    public record Summary(List<Row> rows) {
+        public int evaluated() {
+            return (int) rows.stream().filter(Row::evaluated).count();
+        }
+
+        public double meanAdd() {
+            return rows.stream().filter(Row::evaluated).mapToDouble(Row::add).average().orElse(Double.NaN);
+        }
+
+        public double meanAdds() {
+            return rows.stream().filter(Row::evaluated).mapToDouble(Row::adds).average().orElse(Double.NaN);
+        }
+
+        /** Fraction of evaluated samples with ADD below 10% of the diameter. */
+        public double addAccuracy() {
+            int n = evaluated();
+            return n == 0 ? Double.NaN : rows.stream().filter(Row::evaluated).filter(Row::addCorrect).count() / (double) n;
+        }
+
+        /** Fraction of evaluated samples with ADD-S below 10% of the diameter. */
+        public double addsAccuracy() {
+            int n = evaluated();
+            return n == 0 ? Double.NaN : rows.stream().filter(Row::evaluated).filter(Row::addsCorrect).count() / (double) n;
+        }
+
+        public int failures() {
+            return (int) rows.stream().filter(r -> r.error() != null).count();
+        }
+
+        /** The summary table. */
+        public String table() {
+            StringBuilder sb = new StringBuilder();
+            int w = Math.max(6, rows.stream().mapToInt(r -> r.name().length()).max().orElse(6));
+            String head = String.format(Locale.ROOT, "%-" + w + "s %6s %6s %7s %10s %10s %9s %9s %9s%n", "sample", "points", "masked",
+                    "inliers", "ADD [m]", "ADD-S [m]", "ADD ok", "ADD-S ok", "ms");
+            sb.append(head).append("-".repeat(head.length() - 1)).append('\n');
+            for (Row r : rows) {
+                if (r.error() != null) {
+                    sb.append(String.format(Locale.ROOT, "%-" + w + "s error: %s%n", r.name(), r.error()));
+                    continue;
+                }
+                sb.append(String.format(Locale.ROOT, "%-" + w + "s %6d %6d %7d %10.5f %10.5f %9s %9s %9.1f%n", r.name(), r.points(),
+                        r.masked(), r.inliers(), r.add(), r.adds(), r.evaluated() ? (r.addCorrect() ? "yes" : "no") : "-",
+                        r.evaluated() ? (r.addsCorrect() ? "yes" : "no") : "-", r.ms()));
+            }
+            sb.append("-".repeat(head.length() - 1)).append('\n');
+            sb.append(String.format(Locale.ROOT, "%-" + w + "s %6s %6s %7s %10.5f %10.5f %8.1f%% %8.1f%%%n", "mean (" + evaluated() + ")", "", "",
+                    "", meanAdd(), meanAdds(), 100 * addAccuracy(), 100 * addsAccuracy()));
+            if (failures() > 0) {
+                sb.append(failures()).append(" sample(s) failed\n");
+            }
+            return sb.toString();
+        }
+    }
+
+    /** The PVT1 files ({@code *.bin}) directly in {@code folder}, sorted by name. */
+    public static List<Path> samples(Path folder) {
+        if (!Files.isDirectory(folder)) {
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no folder " + folder);
+        }
+        try (Stream<Path> s = Files.list(folder)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(".bin") && Files.isRegularFile(p)).sorted().toList();
+        } catch (IOException e) {
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot list " + folder + ": " + e, e);
+        }
+    }
+
+    /**
+     * Evaluates every file; a sample that fails (unreadable, wrong entries, a run error) becomes a row
+     * with its error and the evaluation goes on. Progress goes to {@code progress} (null: none).
+     */
+    public static Summary evaluate(Pvn3dPipeline pipeline, List<Path> files, PrintStream progress) {
+        List<Row> rows = new ArrayList<>();
+        for (int i = 0; i < files.size(); i++) {
+            Path f = files.get(i);
+            String name = f.getFileName().toString();
+            if (progress != null) {
+                progress.print("\r" + bar(i, files.size(), name));
+                progress.flush();
+            }
+            long t0 = System.nanoTime();
+            try {
+                Pvn3dSample sample = Pvn3dSample.read(f);
+                Pvn3dPipeline.Result r = pipeline.run(sample);
+                double ms = (System.nanoTime() - t0) / 1e6;
+                PoseMetrics.Result m = r.metrics();
+                rows.add(new Row(name, r.votes().n(), r.votes().maskedCount(), r.pose().inliers(), m == null ? Double.NaN : m.add(),
+                        m == null ? Double.NaN : m.adds(), m == null ? Double.NaN : m.diameter(), ms, null));
+            } catch (RuntimeException e) {
+                rows.add(new Row(name, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, (System.nanoTime() - t0) / 1e6,
+                        String.valueOf(e.getMessage())));
+            }
+        }
+        if (progress != null) {
+            progress.println("\r" + bar(files.size(), files.size(), "done"));
+        }
+        return new Summary(rows);
+    }
+
+    /** {@code [#########...........]  3/10  name}. */
+    static String bar(int done, int total, String label) {
+        int width = 30;
+        int filled = total == 0 ? width : done * width / total;
+        String l = label.length() > 40 ? label.substring(0, 37) + "..." : label;
+        return String.format(Locale.ROOT, "[%s%s] %d/%d %-40s", "#".repeat(filled), ".".repeat(width - filled), done, total, l);
+    }
+}

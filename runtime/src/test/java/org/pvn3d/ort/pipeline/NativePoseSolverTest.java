@@ -1,0 +1,49 @@
+package org.pvn3d.ort.pipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The native pose stage (libpvn3d_ops's fused CPU kernel) against the Java reference on the same
+ * votes: the tiny model's votes on its sample, and an empty mask.
+ */
+class NativePoseSolverTest {
+    @Test
+    void nativeEqualsTheJavaReferenceOnTheTinySample() {
+        Pvn3dSample sample = Pvn3dSample.resource(Pvn3dSample.RESOURCE);
+        Votes votes;
+        try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu())) {
+            votes = p.run(sample).votes();
+        }
+        PoseSolver.Solution java = new JavaPoseSolver().solve(votes, sample.modelKps());
+        PoseSolver.Solution nat = new NativePoseSolver().solve(votes, sample.modelKps());
+        assertEquals(java.inliers(), nat.inliers(), "points used after the centre filter");
+        double maxKp = 0;
+        for (int i = 0; i < java.kps().length; i++) {
+            maxKp = Math.max(maxKp, Math.abs(java.kps()[i] - nat.kps()[i]));
+        }
+        double maxR = 0;
+        for (int i = 0; i < 9; i++) {
+            maxR = Math.max(maxR, Math.abs(java.pose().r()[i] - nat.pose().r()[i]));
+        }
+        System.out.printf("NativePoseSolverTest: %d inliers, max |kps java - native| = %.3g m, max |R java - native| = %.3g%n",
+                nat.inliers(), maxKp, maxR);
+        // same float32 distances and weights on both sides; sums in double: the keypoints agree to float
+        // rounding, R to the float32 the kernel returns
+        assertTrue(maxKp < 1e-5, "keypoints differ by " + maxKp);
+        assertTrue(maxR < 1e-5, "rotations differ by " + maxR);
+        assertEquals(1.0, nat.pose().determinant(), 1e-5);
+    }
+
+    @Test
+    void anEmptyMaskGivesNoPoseAndNoError() {
+        int k = 9;
+        int n = 16;
+        Votes votes = new Votes(k, n, new float[k * n * 3], new boolean[n]);
+        PoseSolver.Solution s = new NativePoseSolver().solve(votes, new float[k * 3]);
+        assertEquals(0, s.inliers());
+        assertTrue(Float.isNaN(s.kps()[0]) && Double.isNaN(s.pose().r()[0]));
+    }
+}
