@@ -22,4 +22,6 @@ cp -r runtime/target/test-classes "$out/test-classes"
 ( cd ffm-bindings/target/classes && jar --create --file "$top/$out/ffm-bindings.jar" . )
 rm -f "$out/runtime-files.txt"
 cp cuda-ops/target/cmake/bunny_positions.txt "$out/" 2>/dev/null || bash cuda-ops/tests/fetch_bunny.sh "$out"
+# the bunny mesh for exporting the PVN3D model there (no npm on the GPU machine)
+cp "$(bash exporter/fetch_bunny.sh)" "$out/bunny.json"
 du -sh "$out"; ls -la "$out"

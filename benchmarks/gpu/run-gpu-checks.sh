@@ -3,7 +3,10 @@
 # build for that machine's CUDA (e.g. the GPU kit's /opt/gpukit/jre and /opt/gpukit/ort), given the
 # bundle made by benchmarks/gpu/make-bundle.sh. Writes its logs to $OUT (default ./gpu-results):
 #   machine.txt   GPU, driver, CUDA, date          native-ctest.txt  ctest of the native library (GPU tests included)
-#   junit.txt     the Java suite on this GPU (CUDA provider tests included)
+#   junit.txt     the Java suite on this GPU (CUDA provider tests included; the PVN3D model with the pose
+#                 head, exported here with this machine's PyTorch, runs through PoseHeadModelTest)
+#   memory-probe.txt  NativeMemoryProbe: the C heap's floor per window of runs on this machine's ORT
+#   cli-cuda.txt, pvn3d-report-cuda.json, pvn3d-pose-cuda.png  ./pvn3d-ort's main job on the CUDA provider
 #
 #   bash benchmarks/gpu/run-gpu-checks.sh [JAVA] [ORT_DIR]
 set -uo pipefail
@@ -33,16 +36,40 @@ cat "$OUT/machine.txt"
 echo "== native library (sm_90) and its tests"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DPVN3D_WITH_CUDA=ON > "$OUT/native-build.txt" 2>&1 \
   && cmake --build "$build" --parallel 16 >> "$OUT/native-build.txt" 2>&1 || { tail -30 "$OUT/native-build.txt"; exit 1; }
+mv "$OUT/native-build.txt" "$build/native-build.txt"   # kept there: $OUT brings back only a few files
 cp "$bundle/bunny_positions.txt" "$build/"
 PVN3D_REQUIRE_BUNNY=1 ctest --test-dir "$build" --output-on-failure > "$OUT/native-ctest.txt" 2>&1
 echo "ctest exit $?"; tail -15 "$OUT/native-ctest.txt"
 
+pose_props=()
+if [ -f "$bundle/bunny.json" ] && python3 -c 'import torch, onnx' 2>/dev/null; then
+  echo "== the tiny PVN3D model with the pose head, exported with this machine's PyTorch"
+  if python3 exporter/export_pvn3d.py --pose-head --no-verify --bunny-json "$bundle/bunny.json" --out-dir /tmp/pvn3d-pose \
+      > /tmp/pvn3d-pose-export.txt 2>&1; then
+    pose_props=(-Dpvn3d.pose.model=/tmp/pvn3d-pose/pvn3d_tiny_pose.onnx)
+  else
+    echo "pose-head export failed:"; tail -20 /tmp/pvn3d-pose-export.txt
+  fi
+fi
+
+java_run() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" -Dpvn3d.ops.path="$build/libpvn3d_ops.so" \
+  -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx4g "$@"; }
 echo "== Java suite on the GPU (CUDA provider)"
 cp="$bundle/runtime-classes.jar:$bundle/test-classes:$bundle/ffm-bindings.jar"
-"$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" -Dpvn3d.ops.path="$build/libpvn3d_ops.so" \
-  -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx4g -jar "$bundle"/junit-platform-console-standalone-*.jar execute \
+java_run "${pose_props[@]}" -Dpvn3d.test.memoryWarmup=40000 -jar "$bundle"/junit-platform-console-standalone-*.jar execute \
   --class-path "$cp" --scan-class-path "$bundle/test-classes" --details=tree --disable-banner \
   ${JUNIT_ARGS:-} > "$OUT/junit.txt" 2>&1
 echo "junit exit $?"
-grep -E "CudaProviderTest:|PointNet2DefaultTest:|NativeMemoryTest:" "$OUT/junit.txt"
-tail -25 "$OUT/junit.txt"
+grep -E "^[A-Za-z]+Test: |IoBindingGpuTest|PoseOpsTest|PoseHeadModelTest" "$OUT/junit.txt" | head -40
+tail -16 "$OUT/junit.txt"
+
+if [ -z "${SKIP_PROBE:-}" ]; then
+  echo "== native memory over many runs on this runtime"
+  java_run -cp "$cp" org.pvn3d.ort.NativeMemoryProbe 10 5000 > "$OUT/memory-probe.txt" 2>&1
+  cat "$OUT/memory-probe.txt"
+fi
+
+echo "== ./pvn3d-ort's main job on the CUDA provider"
+java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main --ep cuda \
+  --report "$OUT/pvn3d-report-cuda.json" --png "$OUT/pvn3d-pose-cuda.png" > "$OUT/cli-cuda.txt" 2>&1
+echo "cli exit $?"; cat "$OUT/cli-cuda.txt"

@@ -111,7 +111,8 @@ public final class Pvn3dPipeline implements AutoCloseable {
             }
             dom = Pvn3dOps.register(opts);
             if (config.provider() == Provider.CUDA) {
-                opts.addCUDA(config.device());
+                // full fp32 (no TF32): the pipeline is also how parity with PyTorch is measured
+                opts.addCUDA(new org.pvn3d.ort.providers.OrtCUDAProviderOptions(config.device()).setUseTf32(false));
             }
             this.session = OrtEnvironment.getEnvironment().createSession(model, opts);
         } catch (RuntimeException e) {

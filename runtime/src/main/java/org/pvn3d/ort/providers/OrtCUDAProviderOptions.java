@@ -96,6 +96,19 @@ public final class OrtCUDAProviderOptions {
     }
 
     /**
+     * Whether convolutions and matrix products may use TF32 ({@code use_tf32}, ORT 1.18 and later,
+     * where it defaults to on). TF32 keeps 10 mantissa bits: a ResNet trunk then drifts ~1e-2 from an
+     * fp32 reference, so parity checks turn it off. Runtimes before 1.18 know no such option (and
+     * would refuse the key), so there this does nothing.
+     */
+    public OrtCUDAProviderOptions setUseTf32(boolean enable) {
+        if (org.pvn3d.ort.OrtRuntime.get().isAtLeast("1.18")) {
+            options.put("use_tf32", enable ? "1" : "0");
+        }
+        return this;
+    }
+
+    /**
      * Runs the sessions on {@code stream} (a {@code cudaStream_t}, e.g. from the device API) instead
      * of a stream ORT creates. The caller keeps the stream alive while any such session exists.
      */

@@ -43,11 +43,7 @@ class CudaProviderTest {
 
     /** CUDA options that keep convolutions in full fp32 (no TF32) so that CPU and CUDA compare closely. */
     static OrtCUDAProviderOptions cudaOptions() {
-        OrtCUDAProviderOptions o = new OrtCUDAProviderOptions(0);
-        if (OrtRuntime.get().isAtLeast("1.18")) {
-            o.add("use_tf32", "0");
-        }
-        return o;
+        return new OrtCUDAProviderOptions(0).setUseTf32(false);
     }
 
     static float[] run(OrtSession.SessionOptions options) {
