@@ -5,9 +5,10 @@
 #   bash benchmarks/gpu/run-benchmarks.sh [JAVA] [ORT_DIR]
 #        JAVA     default /opt/gpukit/jre/bin/java          ORT_DIR  default /opt/gpukit/ort
 #   environment:
-#     PROFILE       quick (default: every kernel at its main size, forks 1, short iterations; about
-#                   3-4 minutes on the H200 once libpvn3d_ops is built) or full (every size; about
-#                   12-15 minutes: split it over several calls with PARTS)
+#     PROFILE       quick (default: every kernel at its main size, the pose operators at B = 1, forks
+#                   1, short iterations; about 3.5-4 minutes on the H200 once libpvn3d_ops is built) or
+#                   full (every size, the pose operators at B = 1 and 4; about 16-20 minutes: split it
+#                   over several calls with PARTS)
 #     PARTS         what to run, default "machine kernels ortnode tiny floor pytorch render"
 #     OUT           results folder, default benchmarks/results/<UTC date>-<profile>
 #     OPS_LIB       a CUDA build of libpvn3d_ops.so; default: built here (sm_90) into BUILD unless
@@ -15,6 +16,13 @@
 #     ORT_INCLUDE   ORT 1.16 C API header folder for the C floor, default .benchbundle/ort-include
 #     PYTHON        Python with torch (CUDA) for the PyTorch comparison, default python3
 #     JMH_ARGS      extra JMH arguments (e.g. "-f 2" to override the profile's forks)
+#     KERNELS       the kernel cases of KernelBenchmark/OrtNodeBenchmark instead of the profile's
+#                   (quick: the main sizes; full: every @Param): "pointnet" (the 13 PointNet++ sizes),
+#                   "pose" (VoteAggregate and PoseSolve at B = 1 and 4) or a comma-separated list;
+#                   to split the full profile over device calls of under 10 minutes each
+#     SUFFIX        appended to the names jmh-kernels / jmh-ortnode, so that runs split with KERNELS
+#                   into one OUT keep each other's results (render reads every jmh-*.json); default
+#                   "-pointnet" / "-pose" for those KERNELS, else none
 #
 # Writes to OUT: machine.txt (GPU, driver, CUDA, CPU, Java, ORT versions), jmh-kernels.json and
 # jmh-ortnode.json (KernelBenchmark, OrtNodeBenchmark: the GPU machine's ORT), jmh-tiny.json
@@ -45,10 +53,25 @@ phase() { echo "== $1 ($(( $(date +%s) - t_start )) s)"; }
 
 MAIN="FPS_B1_N12288_np2048,BallQuery_B1_N12288_M2048_S16_r0.0175,GroupPoints_B8_C256_N1024_M512_S32"
 MAIN+=",ThreeNN_B1_n12288_m2048,ThreeInterpolate_B1_C128_m2048_n12288,GatherPoints_B8_C256_N4096_M1024"
+# the pose operators (issue 8) at B = 1 against PyTorch's MeanShift_K9_N3000; B = 4 (and the B = 8 sizes
+# of the PointNet++ kernels) only in the full profile
+MAIN+=",VoteAggregate_B1_K9_N3000,PoseSolve_B1_K9_N3000"
 case "$PROFILE" in
   quick) ITER="-f 1 -wi 1 -w 1s -i 2 -r 1s"; SIZES=(-p kernel=$MAIN); FLOOR_RUNS=100000 ;;
   full)  ITER="-f 1 -wi 3 -w 1s -i 5 -r 1s"; SIZES=(); FLOOR_RUNS=500000 ;;
   *) echo "run-benchmarks: PROFILE must be quick or full" >&2; exit 1 ;;
+esac
+POINTNET="FPS_B1_N12288_np2048,FPS_B1_N16384_np4096,FPS_B8_N16384_np4096"
+POINTNET+=",BallQuery_B1_N12288_M2048_S16_r0.0175,BallQuery_B1_N12288_M2048_S32_r0.025,BallQuery_B8_N16384_M4096_S32_r0.025"
+POINTNET+=",GroupPoints_B8_C256_N1024_M512_S32,GroupPoints_B1_C99_N2048_M1024_S32"
+POINTNET+=",ThreeNN_B1_n12288_m2048,ThreeNN_B8_n16384_m4096"
+POINTNET+=",ThreeInterpolate_B1_C128_m2048_n12288,ThreeInterpolate_B8_C256_m4096_n16384,GatherPoints_B8_C256_N4096_M1024"
+POSE="VoteAggregate_B1_K9_N3000,VoteAggregate_B4_K9_N3000,PoseSolve_B1_K9_N3000,PoseSolve_B4_K9_N3000"
+case "${KERNELS:-}" in
+  "") ;;
+  pointnet) SIZES=(-p "kernel=$POINTNET"); SUFFIX=${SUFFIX--pointnet} ;;
+  pose) SIZES=(-p "kernel=$POSE"); SUFFIX=${SUFFIX--pose} ;;
+  *) SIZES=(-p "kernel=$KERNELS") ;;
 esac
 jmh() {  # jmh NAME REGEX JVM-PROPERTIES [more JMH args]
   local name=$1 regex=$2 props=$3; shift 3
@@ -98,11 +121,11 @@ if has kernels || has ortnode; then
   PROPS="-Dpvn3d.ort.path=$ort_lib -Dpvn3d.ops.path=$OPS"
   if has kernels; then
     phase "KernelBenchmark: CPU and CUDA kernels through the C ABI"
-    jmh kernels KernelBenchmark "$PROPS" "${SIZES[@]}"
+    jmh "kernels${SUFFIX:-}" KernelBenchmark "$PROPS" "${SIZES[@]}"
   fi
   if has ortnode; then
     phase "OrtNodeBenchmark: one-node models on ORT's CPU and CUDA providers"
-    jmh ortnode OrtNodeBenchmark "$PROPS" "${SIZES[@]}"
+    jmh "ortnode${SUFFIX:-}" OrtNodeBenchmark "$PROPS" "${SIZES[@]}"
   fi
 fi
 

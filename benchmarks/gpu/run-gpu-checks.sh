@@ -7,6 +7,9 @@
 #                 head, exported here with this machine's PyTorch, runs through PoseHeadModelTest)
 #   memory-probe.txt  NativeMemoryProbe: the C heap's floor per window of runs on this machine's ORT
 #   cli-cuda.txt, pvn3d-report-cuda.json, pvn3d-pose-cuda.png  ./pvn3d-ort's main job on the CUDA provider
+#   with FULL=1 also cli-full-cuda.txt, pvn3d-report-full-cuda.json: the full-size PVN3D model (the
+#   paper's widths, 480x640, N=12288), exported there with PyTorch, end to end on the CUDA provider
+#   (the exported graph is ~150 MB and stays in /tmp there)
 #
 #   bash benchmarks/gpu/run-gpu-checks.sh [JAVA] [ORT_DIR]
 set -uo pipefail
@@ -73,3 +76,17 @@ echo "== ./pvn3d-ort's main job on the CUDA provider"
 java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main --ep cuda \
   --report "$OUT/pvn3d-report-cuda.json" --png "$OUT/pvn3d-pose-cuda.png" > "$OUT/cli-cuda.txt" 2>&1
 echo "cli exit $?"; cat "$OUT/cli-cuda.txt"
+
+if [ -n "${FULL:-}" ]; then
+  echo "== the full-size PVN3D model, exported with this machine's PyTorch, end to end on CUDA"
+  if python3 exporter/export_pvn3d.py --width full --no-verify --bunny-json "$bundle/bunny.json" \
+      --out-dir /tmp/pvn3d-full > /tmp/pvn3d-full-export.txt 2>&1; then
+    java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 \
+      --model /tmp/pvn3d-full/pvn3d_full.onnx --sample /tmp/pvn3d-full/pvn3d_full_sample.bin \
+      --expected /tmp/pvn3d-full/pvn3d_full_expected.bin --scale 1 \
+      --report "$OUT/pvn3d-report-full-cuda.json" --no-png > "$OUT/cli-full-cuda.txt" 2>&1
+    echo "cli (full) exit $?"; cat "$OUT/cli-full-cuda.txt"
+  else
+    echo "full export failed:"; tail -20 /tmp/pvn3d-full-export.txt
+  fi
+fi

@@ -8,6 +8,11 @@ and the attribute-given sizes), but with the attributes the benchmark sizes need
   furthest_point_sample_np<npoint>.onnx    npoint 2048, 4096
   ball_query_r<radius>_s<nsample>.onnx     (0.0175, 16), (0.025, 32)
   gather_points.onnx, group_points.onnx, three_nn.onnx, three_interpolate.onnx (no attributes)
+  vote_aggregate.onnx   votes [B,K,N,3], mask float [B,N] -> kps [B,K,3], inliers int64 [B]
+  pose_solve.onnx       votes, mask float, model_kps [K,3] -> R [B,3,3], t [B,3], kps, inliers
+                        (both with PVN3D's bandwidth 0.08, max_iter 300, center_filter 1 written out,
+                        as KernelCase.BANDWIDTH/MAX_ITER/CENTER_FILTER; the graphs of
+                        exporter/make_pose_op_models.py, model_kps shaped [K,3])
 A new size in KernelBenchmark/OrtNodeBenchmark with other attributes needs a line in NPOINTS or
 BALLS here. Deterministic; needs only the onnx package.
 
@@ -25,6 +30,8 @@ DOMAIN = "ai.onnx.contrib"
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
 NPOINTS = [2048, 4096]
+# PVN3D's mean-shift attributes (KernelCase.BANDWIDTH, MAX_ITER, CENTER_FILTER)
+POSE_ATTRS = {"bandwidth": 0.08, "max_iter": 300, "center_filter": 1}
 BALLS = [("0.0175", 16), ("0.025", 32)]
 
 
@@ -62,6 +69,12 @@ def models():
         "ThreeInterpolate", [("features", F, ["B", "C", "m"]), ("idx", I64, ["B", "n", 3]),
                              ("weight", F, ["B", "n", 3])],
         [("out", F, ["B", "C", "n"])], {}, "three_interpolate")
+    votes = [("votes", F, ["B", "K", "N", 3]), ("mask", F, ["B", "N"])]
+    kps_inliers = [("kps", F, ["B", "K", 3]), ("inliers", I64, ["B"])]
+    yield "vote_aggregate", model("VoteAggregate", votes, kps_inliers, POSE_ATTRS, "vote_aggregate")
+    yield "pose_solve", model(
+        "PoseSolve", votes + [("model_kps", F, ["K", 3])],
+        [("R", F, ["B", 3, 3]), ("t", F, ["B", 3])] + kps_inliers, POSE_ATTRS, "pose_solve")
 
 
 def main():

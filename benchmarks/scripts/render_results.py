@@ -5,7 +5,9 @@
 
 Reads what is there of: machine.txt, jmh-*.json (KernelBenchmark, OrtNodeBenchmark and
 TinyModelBenchmark results, told apart by class), floor.json (add16_floor), pytorch.json
-(pytorch_ops_bench.py). Medians are JMH's p0.50 of the sample-time distribution (wall clock) or, for
+(pytorch_ops_bench.py). The pose operators (VoteAggregate = mean shift, PoseSolve = mean shift + Kabsch,
+fused) are set against PyTorch's MeanShift_K<K>_N<N> (PVN3D's dense N x N mean shift, one batch item per
+call), multiplied by B for B > 1. Medians are JMH's p0.50 of the sample-time distribution (wall clock) or, for
 the CUDA kernels, of the cuda-event secondary result (GPU time between two CUDA events); "mean ± error"
 is JMH's score and its 99.9% error. Plain Python 3, no third-party packages; the SVG is written by hand.
 """
@@ -15,7 +17,9 @@ import os
 import sys
 
 UNIT_MS = {"ns/op": 1e-6, "us/op": 1e-3, "ms/op": 1.0, "s/op": 1e3}
-ORDER = ["FPS", "BallQuery", "GroupPoints", "ThreeNN", "ThreeInterpolate", "GatherPoints", "MeanShift"]
+ORDER = ["FPS", "BallQuery", "GroupPoints", "ThreeNN", "ThreeInterpolate", "GatherPoints", "MeanShift",
+         "VoteAggregate", "PoseSolve"]
+POSE_OPS = ("VoteAggregate", "PoseSolve")
 # perf-targets.md: the project's CUDA target per size (ms)
 TARGETS = {
     "FPS_B1_N12288_np2048": 2.0, "FPS_B1_N16384_np4096": 6.5, "FPS_B8_N16384_np4096": 6.5,
@@ -24,7 +28,7 @@ TARGETS = {
     "GroupPoints_B8_C256_N1024_M512_S32": 0.08, "GroupPoints_B1_C99_N2048_M1024_S32": 0.03,
     "ThreeNN_B1_n12288_m2048": 0.05, "ThreeNN_B8_n16384_m4096": 0.5,
     "ThreeInterpolate_B1_C128_m2048_n12288": 0.015, "ThreeInterpolate_B8_C256_m4096_n16384": 0.06,
-    "GatherPoints_B8_C256_N4096_M1024": 0.010, "MeanShift_K9_N3000": 1.0,
+    "GatherPoints_B8_C256_N4096_M1024": 0.010, "MeanShift_K9_N3000": 1.0, "VoteAggregate_B1_K9_N3000": 1.0,
 }
 
 
@@ -80,6 +84,31 @@ def fmt_x(a, b):
     return ("%.0f×" % r) if r >= 100 else ("%.1f×" % r) if r >= 10 else ("%.2f×" % r)
 
 
+def case_sizes(case):
+    """(operator, {key: value string}) of a case name like VoteAggregate_B4_K9_N3000."""
+    parts = case.split("_")
+    keys = {}
+    for p in parts[1:]:
+        j = 0
+        while j < len(p) and p[j].isalpha():
+            j += 1
+        keys[p[:j]] = p[j:]
+    return parts[0], keys
+
+
+def torch_pose_ref(case, torch_ms):
+    """For a pose case: (PyTorch case name, B, PyTorch median ms × B) of the matching dense mean shift
+    MeanShift_K<K>_N<N>, or None."""
+    op, k = case_sizes(case)
+    if op not in POSE_OPS or "K" not in k or "N" not in k:
+        return None
+    ref = "MeanShift_K%s_N%s" % (k["K"], k["N"])
+    if ref not in torch_ms:
+        return None
+    b = int(k.get("B", "1"))
+    return ref, b, torch_ms[ref] * b
+
+
 def case_key(case):
     op = case.split("_")[0]
     return (ORDER.index(op) if op in ORDER else 99, case)
@@ -133,6 +162,12 @@ def main():
         c["ort_" + r["params"].get("provider", "?")] = r["primary"][0]
     for case, ms in torch_ms.items():
         cases.setdefault(case, {})["torch"] = ms
+    # the pose operators: PyTorch's dense mean shift at the same K and N, once per batch item
+    for case in list(cases):
+        ref = torch_pose_ref(case, torch_ms)
+        if ref:
+            cases[case]["torch"] = ref[2]
+            cases[case]["torch_ref"] = ref
 
     out = []
     out.append("# Benchmarks: kernels, ORT nodes, binding cost\n")
@@ -145,7 +180,9 @@ def main():
                "memory, the kernel and the outputs back. **ORT CPU / ORT CUDA**: the one-node model through "
                "this project's API on ORT's CPU / CUDA provider (host tensors in and out, wall clock): "
                "ORT CUDA − CUDA+copies is ORT's and the Java upcall bridge's cost per node. **PyTorch**: the "
-               "operator in plain PyTorch on the GPU, CUDA events. Rate: bytes/s (memory-bound kernels; "
+               "operator in plain PyTorch on the GPU, CUDA events; for VoteAggregate (mean shift) and PoseSolve (mean "
+               "shift + Kabsch, fused) it is PVN3D's dense mean shift MeanShift_K9_N3000 (one batch item per call) "
+               "times B, marked ¹. Rate: bytes/s (memory-bound kernels; "
                "H200 copies about 4300 GB/s) or point-pair distance evaluations/s, at the CUDA median.\n")
     if cases:
         out.append("| kernel | CPU | CUDA | CUDA wall | CUDA+copies | ORT CPU | ORT CUDA | PyTorch | CUDA rate | "
@@ -162,9 +199,37 @@ def main():
                 "" if g("cuda") is None else (" met" if g("cuda") <= tgt else " miss"))
             out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 case.replace("_", " "), fmt_ms(g("cpu")), fmt_ms(g("cuda")), fmt_ms(g("cuda_wall")),
-                fmt_ms(g("cuda_copy")), fmt_ms(g("ort_cpu")), fmt_ms(g("ort_cuda")), fmt_ms(g("torch")),
+                fmt_ms(g("cuda_copy")), fmt_ms(g("ort_cpu")), fmt_ms(g("ort_cuda")),
+                fmt_ms(g("torch")) + (" ¹" if g("torch_ref") and g("torch") is not None else ""),
                 rate(g("bytes"), g("pairs"), g("cuda")), fmt_x(g("cpu"), g("cuda")), fmt_x(g("torch"), g("cuda")),
                 fmt_x(g("ort_cpu"), g("cpu")), over, tgt_s))
+        out.append("")
+
+    pose = [c for c in sorted(cases, key=case_key) if case_sizes(c)[0] in POSE_OPS]
+    if pose:
+        out.append("## Pose operators against PVN3D's PyTorch mean shift\n")
+        out.append("VoteAggregate is the mean shift alone (kps, inliers); PoseSolve is the fused mean shift + "
+                   "Kabsch fit (R, t, kps, inliers; the keypoints stay on the device). Both with PVN3D's "
+                   "bandwidth 0.08, max_iter 300, center_filter 1, on votes like PVN3D's (keypoints in the 0.5 m "
+                   "cube, 1 cm noise, 30% outlier points, every point in the mask). **PyTorch** is the dense N×N "
+                   "mean shift PVN3D's evaluation uses (centre, then the other keypoints over the centre's "
+                   "cluster: MeanShift_K9_N3000 of pytorch_ops_bench.py, one object per call), **× B** for B "
+                   "objects. Ratios above 1 mean ours is faster.\n")
+        out.append("| case | CPU | CUDA | CUDA wall | CUDA+copies | ORT CPU | ORT CUDA | PyTorch × B | PyTorch/CUDA | "
+                   "PyTorch/CUDA wall | PyTorch/ORT CUDA | PyTorch/CPU | CPU/CUDA | target |")
+        out.append("|" + " --- |" * 14)
+        for case in pose:
+            g = cases[case].get
+            ref = g("torch_ref")
+            tgt = TARGETS.get(case)
+            tgt_s = "–" if tgt is None else fmt_ms(tgt) + (
+                "" if g("cuda") is None else (" met" if g("cuda") <= tgt else " miss"))
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                case.replace("_", " "), fmt_ms(g("cpu")), fmt_ms(g("cuda")), fmt_ms(g("cuda_wall")),
+                fmt_ms(g("cuda_copy")), fmt_ms(g("ort_cpu")), fmt_ms(g("ort_cuda")),
+                ("%s (%s × %d)" % (fmt_ms(ref[2]), ref[0].replace("_", " "), ref[1])) if ref else "–",
+                fmt_x(g("torch"), g("cuda")), fmt_x(g("torch"), g("cuda_wall")), fmt_x(g("torch"), g("ort_cuda")),
+                fmt_x(g("torch"), g("cpu")), fmt_x(g("cpu"), g("cuda")), tgt_s))
         out.append("")
 
     if tiny:
@@ -221,10 +286,12 @@ def esc(s):
 
 
 def svg(cases, tiny, floor):
-    """Grouped horizontal bars on a log time axis: per kernel CPU, CUDA, ORT CUDA node, PyTorch; then
-    the tiny model's per-run cost (ours, JNI, C floor)."""
+    """Grouped horizontal bars on a log time axis: per kernel CPU, CUDA, ORT CUDA node, PyTorch (for the
+    pose operators PyTorch's dense mean shift × B); then the tiny model's per-run cost (ours, JNI, C
+    floor), with a legend row of its own."""
     series = [("cpu", "CPU kernel", "#8c8c8c"), ("cuda", "CUDA kernel (events)", "#2a7ab9"),
-              ("ort_cuda", "ORT CUDA node", "#76b041"), ("torch", "PyTorch", "#e07b39")]
+              ("ort_cuda", "ORT CUDA node", "#76b041"), ("torch", "PyTorch (pose: mean shift × B)", "#e07b39")]
+    add16 = [("ours (FFM)", "#7b4fa8"), ("ORT Java (JNI)", "#b94a2a"), ("C floor", "#555555")]
     groups = []
     for case in sorted(cases, key=case_key):
         bars = [(lab, col, cases[case].get(k)) for k, lab, col in series]
@@ -234,8 +301,9 @@ def svg(cases, tiny, floor):
     if tiny:
         t = {r["method"]: r["primary"][0] for r in tiny}
         fl = (floor or {}).get("median_ns", {})
-        bars = [("ours (FFM)", "#2a7ab9", t.get("oursReuseInputs")), ("ORT Java (JNI)", "#b94a2a", t.get("jniReuseInputs")),
-                ("C floor", "#555555", fl.get("reuse_inputs", 0) * 1e-6 if fl.get("reuse_inputs") else None)]
+        vals16 = [t.get("oursReuseInputs"), t.get("jniReuseInputs"),
+                  fl.get("reuse_inputs") * 1e-6 if fl.get("reuse_inputs") else None]
+        bars = [(lab, col, v) for (lab, col), v in zip(add16, vals16)]
         bars = [b for b in bars if b[2]]
         if bars:
             groups.append(("add16 run, inputs reused", bars))
@@ -245,7 +313,9 @@ def svg(cases, tiny, floor):
     lo = 10 ** math.floor(math.log10(min(vals)))
     hi = 10 ** math.ceil(math.log10(max(vals)))
     left, width, bar, gap = 330, 560, 11, 10
-    height = 60 + sum(len(b) * bar + gap for _, b in groups) + 40
+    has16 = bool(groups) and groups[-1][0].startswith("add16")
+    top = 58 if has16 else 40  # a second legend row for the add16 bars
+    height = top + 20 + sum(len(b) * bar + gap for _, b in groups) + 40
     x = lambda v: left + width * (math.log10(v) - math.log10(lo)) / max(1e-9, math.log10(hi) - math.log10(lo))
     s = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">'
          % (left + width + 120, height),
@@ -254,10 +324,10 @@ def svg(cases, tiny, floor):
     decade = lo
     while decade <= hi * 1.0001:
         xx = x(decade)
-        s.append('<line x1="%.1f" y1="30" x2="%.1f" y2="%d" stroke="#ddd"/>' % (xx, xx, height - 30))
+        s.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>' % (xx, top - 10, xx, height - 30))
         s.append('<text x="%.1f" y="%d" text-anchor="middle" fill="#555">%s</text>' % (xx, height - 16, esc(fmt_ms(decade))))
         decade *= 10
-    y = 40
+    y = top
     for label, bars in groups:
         s.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (left - 8, y + len(bars) * bar / 2 + 4, esc(label)))
         for lab, col, v in bars:
@@ -267,9 +337,17 @@ def svg(cases, tiny, floor):
             y += bar
         y += gap
     lx = left
-    for _, lab, col in series:
+    has_pose = any(case_sizes(c)[0] in POSE_OPS for c in cases)
+    for key, lab, col in series:
+        lab = lab if has_pose or key != "torch" else "PyTorch"
         s.append('<rect x="%d" y="24" width="10" height="10" fill="%s"/><text x="%d" y="33">%s</text>' % (lx, col, lx + 14, esc(lab)))
         lx += 140
+    if has16:
+        s.append('<text x="%d" y="51" text-anchor="end" fill="#333">add16 run:</text>' % (left - 8))
+        lx = left
+        for lab, col in add16:
+            s.append('<rect x="%d" y="42" width="10" height="10" fill="%s"/><text x="%d" y="51">%s</text>' % (lx, col, lx + 14, esc(lab)))
+            lx += 140
     s.append("</svg>")
     return "\n".join(s) + "\n"
 

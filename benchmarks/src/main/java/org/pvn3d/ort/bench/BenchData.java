@@ -9,7 +9,8 @@ import java.lang.foreign.MemorySegment;
 /**
  * Input factories, the same kinds as the native tests' (cuda-ops/tests/test_data.h): SplitMix64 with a
  * fixed seed, random clouds uniform in a 0.5 m cube [0, 0.5)^3, centres picked from the cloud,
- * random indices, normalised positive weights. Everything lands in native memory of the given arena.
+ * random indices, normalised positive weights; for the pose operators, keypoint votes like PVN3D's
+ * ({@link #poseVotes}). Everything lands in native memory of the given arena.
  */
 final class BenchData {
     private long state;
@@ -68,6 +69,82 @@ final class BenchData {
             }
         }
         return s.asSlice(0, b * m * 3 * 4);
+    }
+
+    /** A standard normal number (Box-Muller over two uniforms of 53 bits). */
+    double gaussian() {
+        double u1 = 1.0 - (next() >>> 11) * 0x1.0p-53; // (0, 1]
+        double u2 = (next() >>> 11) * 0x1.0p-53;
+        return Math.sqrt(-2.0 * Math.log(u1)) * Math.cos(2.0 * Math.PI * u2);
+    }
+
+    /** {@code count} floats 1.0f (a mask with every point set). */
+    MemorySegment ones(Arena arena, long count) {
+        MemorySegment s = arena.allocate(Math.max(1, count) * 4, 64);
+        for (long i = 0; i < count; i++) {
+            s.setAtIndex(JAVA_FLOAT, i, 1f);
+        }
+        return s.asSlice(0, count * 4);
+    }
+
+    /**
+     * [K, 3] model keypoints of an object: K-1 uniform in [-0.08, 0.08)^3 around the object's centre,
+     * and the centre (0, 0, 0) last (PVN3D's layout: the last keypoint row is the centre).
+     */
+    MemorySegment modelKeypoints(Arena arena, long k) {
+        MemorySegment s = arena.allocate(Math.max(1, k * 3) * 4, 64);
+        for (long i = 0; i < (k - 1) * 3; i++) {
+            s.setAtIndex(JAVA_FLOAT, i, uniform(-0.08f, 0.08f));
+        }
+        return s.asSlice(0, k * 3 * 4);
+    }
+
+    /**
+     * [B, K, N, 3] keypoint votes like PVN3D's for one object per batch item: the model keypoints
+     * {@code model} [K, 3] under a random rotation (uniform quaternion) and a translation uniform in
+     * [0.14, 0.36)^3, so every keypoint lies in the 0.5 m cube; each of the N points votes for each
+     * keypoint with Gaussian noise of 1 cm per coordinate, except 30% outlier points, whose K votes
+     * are uniform in the 0.5 m cube.
+     */
+    MemorySegment poseVotes(Arena arena, MemorySegment model, long b, long k, long n) {
+        MemorySegment s = arena.allocate(Math.max(1, b * k * n * 3) * 4, 64);
+        double[] kp = new double[(int) k * 3];
+        boolean[] outlier = new boolean[(int) n];
+        for (long bi = 0; bi < b; bi++) {
+            double qw = gaussian(), qx = gaussian(), qy = gaussian(), qz = gaussian();
+            double qn = Math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz);
+            qw /= qn;
+            qx /= qn;
+            qy /= qn;
+            qz /= qn;
+            double[] r = {
+                1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy),
+                2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx),
+                2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy)};
+            double[] t = {uniform(0.14f, 0.36f), uniform(0.14f, 0.36f), uniform(0.14f, 0.36f)};
+            for (int ki = 0; ki < k; ki++) {
+                for (int c = 0; c < 3; c++) {
+                    double v = t[c];
+                    for (int j = 0; j < 3; j++) {
+                        v += r[c * 3 + j] * model.getAtIndex(JAVA_FLOAT, ki * 3L + j);
+                    }
+                    kp[ki * 3 + c] = v;
+                }
+            }
+            for (int ni = 0; ni < n; ni++) {
+                outlier[ni] = uniform(0f, 1f) < 0.3f;
+            }
+            for (long ki = 0; ki < k; ki++) {
+                for (long ni = 0; ni < n; ni++) {
+                    long at = ((bi * k + ki) * n + ni) * 3;
+                    for (int c = 0; c < 3; c++) {
+                        float v = outlier[(int) ni] ? uniform(0f, 0.5f) : (float) (kp[(int) ki * 3 + c] + 0.01 * gaussian());
+                        s.setAtIndex(JAVA_FLOAT, at + c, v);
+                    }
+                }
+            }
+        }
+        return s.asSlice(0, b * k * n * 3 * 4);
     }
 
     /** [B, n, 3] positive weights summing to 1 per row. */

@@ -41,7 +41,13 @@ import org.pvn3d.ort.internal.OpsLibrary;
  *       is the cost of ORT and the Java upcall bridge.</li>
  * </ul>
  * The CUDA launchers of GatherPoints, GroupPoints and ThreeInterpolate get a device index-error flag
- * (their default protocol: a 16-byte memset and a one-thread kernel on the stream).
+ * (their default protocol: a 16-byte memset and a one-thread kernel on the stream), PoseSolve's its
+ * device {@code input_error} flag (non-finite model keypoints), as the ORT nodes pass them.
+ *
+ * <p>The pose operators (VoteAggregate = mean shift, and the fused PoseSolve = mean shift + Kabsch)
+ * run at PVN3D's sizes, 9 keypoints × 3000 votes, B = 1 and 4, with PVN3D's attributes (see
+ * {@link KernelCase}); their CUDA launchers get a device workspace of
+ * {@code pvn3d_*_cuda_workspace_bytes}, allocated once in the set-up, as FPS's.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SampleTime)
@@ -50,7 +56,10 @@ import org.pvn3d.ort.internal.OpsLibrary;
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xmx4g"})
 public class KernelBenchmark {
-    /** Every size of perf-targets.md; the first of each operator is its main size. */
+    /**
+     * Every size of perf-targets.md, and the pose operators at B = 1 and 4; the first of each
+     * operator is its main size.
+     */
     @Param({
         "FPS_B1_N12288_np2048", "FPS_B1_N16384_np4096", "FPS_B8_N16384_np4096",
         "BallQuery_B1_N12288_M2048_S16_r0.0175", "BallQuery_B1_N12288_M2048_S32_r0.025",
@@ -58,7 +67,9 @@ public class KernelBenchmark {
         "GroupPoints_B8_C256_N1024_M512_S32", "GroupPoints_B1_C99_N2048_M1024_S32",
         "ThreeNN_B1_n12288_m2048", "ThreeNN_B8_n16384_m4096",
         "ThreeInterpolate_B1_C128_m2048_n12288", "ThreeInterpolate_B8_C256_m4096_n16384",
-        "GatherPoints_B8_C256_N4096_M1024"})
+        "GatherPoints_B8_C256_N4096_M1024",
+        "VoteAggregate_B1_K9_N3000", "VoteAggregate_B4_K9_N3000",
+        "PoseSolve_B1_K9_N3000", "PoseSolve_B4_K9_N3000"})
     public String kernel;
 
     @Param({"cpu", "cuda", "cudaCopy"})

@@ -18,11 +18,18 @@ import org.pvn3d.ort.internal.OpsLibrary;
 
 /**
  * One operator at one size, named like {@code BallQuery_B1_N12288_M2048_S16_r0.0175}: the operator
- * (FPS, BallQuery, GroupPoints, ThreeNN, ThreeInterpolate, GatherPoints), then its sizes, each a key
- * and a value ({@code np} = npoint, {@code r} = radius; keys are case-sensitive: {@code n}/{@code m} of
- * ThreeNN and ThreeInterpolate are not {@code N}/{@code M}). Knows the operator's inputs and outputs
- * (names as in the one-node models), the work of one call, and calls its CPU kernel and CUDA launcher
- * through the C ABI of libpvn3d_ops (cuda-ops/include/pvn3d_ops.h).
+ * (FPS, BallQuery, GroupPoints, ThreeNN, ThreeInterpolate, GatherPoints, VoteAggregate, PoseSolve),
+ * then its sizes, each a key and a value ({@code np} = npoint, {@code r} = radius; keys are
+ * case-sensitive: {@code n}/{@code m} of ThreeNN and ThreeInterpolate are not {@code N}/{@code M}).
+ * Knows the operator's inputs and outputs (names as in the one-node models), the work of one call,
+ * and calls its CPU kernel and CUDA launcher through the C ABI of libpvn3d_ops
+ * (cuda-ops/include/pvn3d_ops.h).
+ *
+ * <p>The pose operators ({@code VoteAggregate_B1_K9_N3000}, {@code PoseSolve_B1_K9_N3000}: B batch
+ * items, K keypoint rows with the centre last, N votes) run with PVN3D's attributes, bandwidth
+ * {@value #BANDWIDTH} m, max_iter {@value #MAX_ITER}, center_filter {@value #CENTER_FILTER} (those of
+ * the one-node models), on a float32 mask with every point set, over votes like PVN3D's
+ * ({@link BenchData#poseVotes}); PoseSolve fits one shared [K,3] model (model_B = 0).
  */
 final class KernelCase {
     /** A tensor of the case: model value name, type, shape, and its host data. */
@@ -60,13 +67,41 @@ final class KernelCase {
             FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle INTERP_CUDA = bind("pvn3d_three_interpolate_cuda",
             FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    // (votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps, inliers
+    //  [, workspace, workspace_bytes, stream]): cuda-ops/vote_aggregate/vote_aggregate.h
+    private static final MethodHandle VOTE_CPU = bind("pvn3d_vote_aggregate_cpu",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_FLOAT,
+                    JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle VOTE_WORKSPACE = bind("pvn3d_vote_aggregate_cuda_workspace_bytes",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle VOTE_CUDA = bind("pvn3d_vote_aggregate_cuda",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_FLOAT,
+                    JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+    // (votes, mask, mask_dtype, B, K, N, model_kps, model_B, model_K, bandwidth, max_iter, center_filter,
+    //  R, t, kps, inliers[, input_error, workspace, workspace_bytes, stream]): cuda-ops/pose_solve/pose_solve.h
+    private static final MethodHandle POSE_CPU = bind("pvn3d_pose_solve_cpu",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG,
+                    JAVA_LONG, JAVA_FLOAT, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    private static final MethodHandle POSE_WORKSPACE = bind("pvn3d_pose_solve_cuda_workspace_bytes",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle POSE_CUDA = bind("pvn3d_pose_solve_cuda",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG,
+                    JAVA_LONG, JAVA_FLOAT, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS,
+                    JAVA_LONG, ADDRESS));
+
+    /** PVN3D's mean-shift attributes, as in bench-models/vote_aggregate.onnx and pose_solve.onnx. */
+    static final float BANDWIDTH = 0.08f;
+    static final long MAX_ITER = 300;
+    static final int CENTER_FILTER = 1;
+    /** PVN3D_MASK_FLOAT32 (vote_aggregate.h): the mask is float32, nonzero = used. */
+    private static final int MASK_FLOAT32 = 0;
 
     final String spec;
     final String op;
     private final Map<String, String> keys;
     private final long b;
     // the sizes once more as fields, so a call does not parse them (0 where the operator has none)
-    private final long kN, kM, kC, kS, kn, km, knp;
+    private final long kN, kM, kC, kS, kn, km, knp, kK;
     private final float kr;
 
     KernelCase(String spec) {
@@ -92,8 +127,10 @@ final class KernelCase {
             case "ThreeNN" -> List.of("B", "n", "m");
             case "ThreeInterpolate" -> List.of("B", "C", "m", "n");
             case "GatherPoints" -> List.of("B", "C", "N", "M");
+            case "VoteAggregate", "PoseSolve" -> List.of("B", "K", "N");
             default -> throw new IllegalArgumentException("unknown operator '" + op + "' in kernel case " + spec
-                    + " (FPS, BallQuery, GroupPoints, ThreeNN, ThreeInterpolate, GatherPoints)");
+                    + " (FPS, BallQuery, GroupPoints, ThreeNN, ThreeInterpolate, GatherPoints, VoteAggregate, "
+                    + "PoseSolve)");
         };
         for (String k : need) {
             if (!keys.containsKey(k)) {
@@ -111,6 +148,7 @@ final class KernelCase {
         this.kn = opt("n");
         this.km = opt("m");
         this.knp = opt("np");
+        this.kK = opt("K");
         this.kr = keys.containsKey("r") ? Float.parseFloat(keys.get("r")) : 0f;
     }
 
@@ -135,6 +173,8 @@ final class KernelCase {
             case "GroupPoints" -> "/bench-models/group_points.onnx";
             case "ThreeNN" -> "/bench-models/three_nn.onnx";
             case "ThreeInterpolate" -> "/bench-models/three_interpolate.onnx";
+            case "VoteAggregate" -> "/bench-models/vote_aggregate.onnx";
+            case "PoseSolve" -> "/bench-models/pose_solve.onnx";
             default -> "/bench-models/gather_points.onnx";
         };
     }
@@ -156,7 +196,8 @@ final class KernelCase {
 
     /**
      * Point-pair distance evaluations one call makes (compute-bound kernels; 0 for the others): FPS
-     * B*N*npoint (every step updates every point), BallQuery B*M*N, ThreeNN B*n*m.
+     * B*N*npoint (every step updates every point), BallQuery B*M*N, ThreeNN B*n*m. The pose operators
+     * report none: their work depends on how many mean-shift iterations the data needs.
      */
     double pairsPerCall() {
         return switch (op) {
@@ -200,6 +241,18 @@ final class KernelCase {
                         new HostTensor("idx", i64, new long[] {b, l("n"), 3}, d.indices(arena, b * l("n") * 3, l("m"))),
                         new HostTensor("weight", f, new long[] {b, l("n"), 3}, d.weights(arena, b, l("n"))));
             }
+            case "VoteAggregate":
+            case "PoseSolve": {
+                BenchData d = new BenchData(8);
+                MemorySegment model = d.modelKeypoints(arena, l("K"));
+                List<HostTensor> in = List.of(
+                        new HostTensor("votes", f, new long[] {b, l("K"), l("N"), 3}, d.poseVotes(arena, model, b, l("K"), l("N"))),
+                        new HostTensor("mask", f, new long[] {b, l("N")}, d.ones(arena, b * l("N"))));
+                if (op.equals("VoteAggregate")) {
+                    return in;
+                }
+                return List.of(in.get(0), in.get(1), new HostTensor("model_kps", f, new long[] {l("K"), 3}, model));
+            }
             default: {
                 BenchData d = new BenchData(4);
                 return List.of(
@@ -219,6 +272,9 @@ final class KernelCase {
             case "GroupPoints" -> List.of(out(arena, "out", f, b, l("C"), l("M"), l("S")));
             case "ThreeNN" -> List.of(out(arena, "dist2", f, b, l("n"), 3), out(arena, "idx", i64, b, l("n"), 3));
             case "ThreeInterpolate" -> List.of(out(arena, "out", f, b, l("C"), l("n")));
+            case "VoteAggregate" -> List.of(out(arena, "kps", f, b, l("K"), 3), out(arena, "inliers", i64, b));
+            case "PoseSolve" -> List.of(out(arena, "R", f, b, 3, 3), out(arena, "t", f, b, 3),
+                    out(arena, "kps", f, b, l("K"), 3), out(arena, "inliers", i64, b));
             default -> List.of(out(arena, "out", f, b, l("C"), l("M")));
         };
     }
@@ -231,21 +287,31 @@ final class KernelCase {
         return new HostTensor(name, type, shape, arena.allocate(count * type.byteSize(), 64));
     }
 
-    /** Bytes of device scratch the CUDA launcher needs (FPS above 16384 points only). */
+    /**
+     * Bytes of device scratch the CUDA launcher needs (FPS above 16384 points; VoteAggregate and
+     * PoseSolve always), from the library's {@code *_cuda_workspace_bytes}.
+     */
     long cudaWorkspaceBytes() {
-        if (!op.equals("FPS")) {
-            return 0;
-        }
         try {
-            return (long) FPS_WORKSPACE.invokeExact(b, l("N"), l("np"));
+            return switch (op) {
+                case "FPS" -> (long) FPS_WORKSPACE.invokeExact(b, l("N"), l("np"));
+                case "VoteAggregate" -> (long) VOTE_WORKSPACE.invokeExact(b, kK, kN);
+                case "PoseSolve" -> (long) POSE_WORKSPACE.invokeExact(b, kK, kN);
+                default -> 0L;
+            };
         } catch (Throwable t) {
             throw OpsLibrary.rethrow(t);
         }
     }
 
-    /** Whether the CUDA launcher takes a device index-error flag (int64[2]). */
+    /**
+     * Whether the CUDA launcher takes a device error flag (int64[2]): the index-error flag of
+     * GatherPoints, GroupPoints and ThreeInterpolate, PoseSolve's non-finite {@code input_error}
+     * (what the ORT node passes too).
+     */
     boolean hasIndexError() {
-        return op.equals("GroupPoints") || op.equals("ThreeInterpolate") || op.equals("GatherPoints");
+        return op.equals("GroupPoints") || op.equals("ThreeInterpolate") || op.equals("GatherPoints")
+                || op.equals("PoseSolve");
     }
 
     /** One call of the CPU kernel on host memory; returns the pvn3d_status. */
@@ -256,6 +322,10 @@ final class KernelCase {
             case "GroupPoints" -> (int) GROUP_CPU.invokeExact(b, kC, kN, kM, kS, in[0], in[1], out[0]);
             case "ThreeNN" -> (int) NN_CPU.invokeExact(b, kn, km, in[0], in[1], out[0], out[1]);
             case "ThreeInterpolate" -> (int) INTERP_CPU.invokeExact(b, kC, km, kn, in[0], in[1], in[2], out[0]);
+            case "VoteAggregate" -> (int) VOTE_CPU.invokeExact(in[0], in[1], MASK_FLOAT32, b, kK, kN, BANDWIDTH,
+                    MAX_ITER, CENTER_FILTER, out[0], out[1]);
+            case "PoseSolve" -> (int) POSE_CPU.invokeExact(in[0], in[1], MASK_FLOAT32, b, kK, kN, in[2], 0L, kK,
+                    BANDWIDTH, MAX_ITER, CENTER_FILTER, out[0], out[1], out[2], out[3]);
             default -> (int) GATHER_CPU.invokeExact(b, kC, kN, kM, in[0], in[1], out[0]);
         };
     }
@@ -271,6 +341,11 @@ final class KernelCase {
             case "ThreeNN" -> (int) NN_CUDA.invokeExact(b, kn, km, in[0], in[1], out[0], out[1], stream);
             case "ThreeInterpolate" -> (int) INTERP_CUDA.invokeExact(b, kC, km, kn, in[0], in[1], in[2], out[0],
                     indexError, stream);
+            case "VoteAggregate" -> (int) VOTE_CUDA.invokeExact(in[0], in[1], MASK_FLOAT32, b, kK, kN, BANDWIDTH,
+                    MAX_ITER, CENTER_FILTER, out[0], out[1], workspace, workspaceBytes, stream);
+            case "PoseSolve" -> (int) POSE_CUDA.invokeExact(in[0], in[1], MASK_FLOAT32, b, kK, kN, in[2], 0L, kK,
+                    BANDWIDTH, MAX_ITER, CENTER_FILTER, out[0], out[1], out[2], out[3], indexError, workspace,
+                    workspaceBytes, stream);
             default -> (int) GATHER_CUDA.invokeExact(b, kC, kN, kM, in[0], in[1], out[0], indexError, stream);
         };
     }

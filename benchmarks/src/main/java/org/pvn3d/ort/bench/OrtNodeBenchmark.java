@@ -53,7 +53,9 @@ public class OrtNodeBenchmark {
         "GroupPoints_B8_C256_N1024_M512_S32", "GroupPoints_B1_C99_N2048_M1024_S32",
         "ThreeNN_B1_n12288_m2048", "ThreeNN_B8_n16384_m4096",
         "ThreeInterpolate_B1_C128_m2048_n12288", "ThreeInterpolate_B8_C256_m4096_n16384",
-        "GatherPoints_B8_C256_N4096_M1024"})
+        "GatherPoints_B8_C256_N4096_M1024",
+        "VoteAggregate_B1_K9_N3000", "VoteAggregate_B4_K9_N3000",
+        "PoseSolve_B1_K9_N3000", "PoseSolve_B4_K9_N3000"})
     public String kernel;
 
     @Param({"cpu", "cuda"})
