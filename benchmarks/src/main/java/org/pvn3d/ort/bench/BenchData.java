@@ -13,6 +13,17 @@ import java.lang.foreign.MemorySegment;
  * ({@link #poseVotes}). Everything lands in native memory of the given arena.
  */
 final class BenchData {
+    /** A class-path resource's bytes (a benchmark model); fails clearly when it is missing. */
+    static byte[] resource(String name) throws java.io.IOException {
+        try (java.io.InputStream in = BenchData.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("no " + name + " on the class path (run "
+                        + "benchmarks/scripts/make_bench_models.py for new attribute values)");
+            }
+            return in.readAllBytes();
+        }
+    }
+
     private long state;
 
     BenchData(long seed) {

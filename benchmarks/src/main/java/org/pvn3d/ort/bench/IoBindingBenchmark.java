@@ -1,7 +1,6 @@
 package org.pvn3d.ort.bench;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -48,10 +47,7 @@ public class IoBindingBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
-        byte[] model;
-        try (InputStream in = IoBindingBenchmark.class.getResourceAsStream("/add16.onnx")) {
-            model = in.readAllBytes();
-        }
+        byte[] model = BenchData.resource("/add16.onnx");
         float[] data = new float[16];
         for (int i = 0; i < data.length; i++) {
             data[i] = i * 0.5f;

@@ -1,7 +1,6 @@
 package org.pvn3d.ort.bench;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -71,14 +70,7 @@ public class OrtNodeBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws IOException {
         KernelCase kc = new KernelCase(kernel);
-        byte[] model;
-        try (InputStream in = OrtNodeBenchmark.class.getResourceAsStream(kc.modelResource())) {
-            if (in == null) {
-                throw new IllegalStateException("no model " + kc.modelResource() + " on the class path (run "
-                        + "benchmarks/scripts/make_bench_models.py for new attribute values)");
-            }
-            model = in.readAllBytes();
-        }
+        byte[] model = BenchData.resource(kc.modelResource());
         EventSamples.setWork(kc.bytesPerCall(), kc.pairsPerCall());
         arena = Arena.ofShared();
         List<KernelCase.HostTensor> ins = kc.inputs(arena);

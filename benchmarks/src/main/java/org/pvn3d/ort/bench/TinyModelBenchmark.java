@@ -1,7 +1,6 @@
 package org.pvn3d.ort.bench;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.FloatBuffer;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -69,10 +68,7 @@ public class TinyModelBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws IOException, ai.onnxruntime.OrtException {
-        byte[] model;
-        try (InputStream in = TinyModelBenchmark.class.getResourceAsStream("/add16.onnx")) {
-            model = in.readAllBytes();
-        }
+        byte[] model = BenchData.resource("/add16.onnx");
         for (int i = 0; i < data.length; i++) {
             data[i] = i * 0.5f;
         }
