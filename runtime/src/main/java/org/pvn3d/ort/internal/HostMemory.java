@@ -28,7 +28,14 @@ public final class HostMemory {
     private static final MethodHandle FREE = LINKER.downcallHandle(
             LINKER.defaultLookup().find("free").orElseThrow(), FunctionDescriptor.ofVoid(ADDRESS));
 
+    private static final java.util.concurrent.atomic.AtomicLong OUTSTANDING = new java.util.concurrent.atomic.AtomicLong();
+
     private HostMemory() {}
+
+    /** Bytes allocated here and not yet freed (for leak checks). */
+    public static long outstandingBytes() {
+        return OUTSTANDING.get();
+    }
 
     /** {@code bytes} of uninitialised memory (at least one byte is reserved), 64-byte aligned. */
     public static MemorySegment allocate(long bytes) {
@@ -42,6 +49,7 @@ public final class HostMemory {
         if (block.address() == 0) {
             throw new OrtException(OrtErrorCode.ORT_FAIL, "out of host memory allocating " + bytes + " bytes");
         }
+        OUTSTANDING.addAndGet(bytes);
         return block.reinterpret(bytes);
     }
 
@@ -52,8 +60,9 @@ public final class HostMemory {
         return block;
     }
 
-    /** Frees a block from {@link #allocate}. */
+    /** Frees a block from {@link #allocate} (the segment it returned, whose size it counts). */
     public static void free(MemorySegment block) {
+        OUTSTANDING.addAndGet(-block.byteSize());
         try {
             FREE.invokeExact(block);
         } catch (Throwable t) {
