@@ -165,6 +165,10 @@ def main(argv=None):
     ap.add_argument("--out-dir")
     ap.add_argument("--no-verify", action="store_true", help="skip the numpy evaluation")
     ap.add_argument("--tol", type=float, default=1e-3, help="max abs diff allowed by the check")
+    ap.add_argument("--time-cuda", type=int, default=0, metavar="N",
+                    help="after writing, time N forward passes of the PyTorch network (the reference "
+                         "operators in plain PyTorch) on the GPU, fp32 without TF32, for comparison "
+                         "with the ORT deployment (needs CUDA)")
     args = ap.parse_args(argv)
     d = DEFAULTS[args.width_name]
     h = args.height_px or d["height"]
@@ -262,6 +266,12 @@ def main(argv=None):
         np.round(pres[0][0].numpy(), 4).tolist(), np.round(pres[1][0].numpy(), 4).tolist(),
         int(pres[3][0])))
 
+    if args.time_cuda > 0:
+        try:
+            time_on_cuda(net, inputs, args.time_cuda)
+        except Exception as e:  # the timing is a by-product: the export has been written
+            log("--time-cuda failed: %r" % (e,))
+
     if args.pose_head:
         head = pose.PoseHead(net, sd["model_kps"]).eval()
         pm, _ = export(head, inputs, args, out_names + POSE_OUTPUT_NAMES,
@@ -282,6 +292,33 @@ def main(argv=None):
             base, os.path.getsize(base + "_pose.onnx"),
             dict((k, v - inv.get(k, 0)) for k, v in pinv.items() if v != inv.get(k, 0))))
     return 0
+
+
+def time_on_cuda(net, inputs, runs):
+    """Median milliseconds of `runs` forward passes on the GPU (CUDA events, after two warm-up passes)."""
+    if not torch.cuda.is_available():
+        log("--time-cuda: no CUDA device, not timed")
+        return
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.benchmark = False
+    gnet = net.to("cuda")
+    gin = tuple(t.to("cuda") for t in inputs)
+    ms = []
+    with torch.no_grad():
+        for i in range(2 + runs):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            gnet(*gin)
+            end.record()
+            torch.cuda.synchronize()
+            if i >= 2:
+                ms.append(start.elapsed_time(end))
+    ms.sort()
+    med = ms[len(ms) // 2] if len(ms) % 2 else (ms[len(ms) // 2 - 1] + ms[len(ms) // 2]) / 2
+    log("PyTorch forward on %s (torch %s, fp32, no TF32): median %.2f ms over %d runs, min %.2f, max %.2f"
+        % (torch.cuda.get_device_name(0), torch.__version__, med, runs, ms[0], ms[-1]))
+    net.to("cpu")
 
 
 if __name__ == "__main__":

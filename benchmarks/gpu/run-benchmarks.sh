@@ -7,8 +7,10 @@
 #   environment:
 #     PROFILE       quick (default: every kernel at its main size, the pose operators at B = 1, forks
 #                   1, short iterations; about 3.5-4 minutes on the H200 once libpvn3d_ops is built) or
-#                   full (every size, the pose operators at B = 1 and 4; about 16-20 minutes: split it
-#                   over several calls with PARTS)
+#                   full (every size, the pose operators at B = 1 and 4, forks 1, 2 x 1 s warm-up and
+#                   4 x 1 s measurement per case; about 13 minutes: 51 KernelBenchmark cases (cpu, cuda,
+#                   cudaCopy) ~5.5 min, 51 OrtNodeBenchmark cases (cpu, cuda, cudaDevice) ~5.5 min, the
+#                   rest ~2 min; split it over device calls of under 10 minutes with PARTS)
 #     PARTS         what to run, default "machine kernels ortnode tiny floor pytorch render"
 #     OUT           results folder, default benchmarks/results/<UTC date>-<profile>
 #     OPS_LIB       a CUDA build of libpvn3d_ops.so; default: built here (sm_90) into BUILD unless
@@ -58,7 +60,7 @@ MAIN+=",ThreeNN_B1_n12288_m2048,ThreeInterpolate_B1_C128_m2048_n12288,GatherPoin
 MAIN+=",VoteAggregate_B1_K9_N3000,PoseSolve_B1_K9_N3000"
 case "$PROFILE" in
   quick) ITER="-f 1 -wi 1 -w 1s -i 2 -r 1s"; SIZES=(-p kernel=$MAIN); FLOOR_RUNS=100000 ;;
-  full)  ITER="-f 1 -wi 3 -w 1s -i 5 -r 1s"; SIZES=(); FLOOR_RUNS=500000 ;;
+  full)  ITER="-f 1 -wi 2 -w 1s -i 4 -r 1s"; SIZES=(); FLOOR_RUNS=500000 ;;
   *) echo "run-benchmarks: PROFILE must be quick or full" >&2; exit 1 ;;
 esac
 POINTNET="FPS_B1_N12288_np2048,FPS_B1_N16384_np4096,FPS_B8_N16384_np4096"

@@ -73,19 +73,29 @@ if [ -z "${SKIP_PROBE:-}" ]; then
 fi
 
 echo "== ./pvn3d-ort's main job on the CUDA provider"
-java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main --ep cuda \
+java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
   --report "$OUT/pvn3d-report-cuda.json" --png "$OUT/pvn3d-pose-cuda.png" > "$OUT/cli-cuda.txt" 2>&1
 echo "cli exit $?"; cat "$OUT/cli-cuda.txt"
+echo "-- the same through a plain run with host tensors (--no-io-binding)" >> "$OUT/cli-cuda.txt"
+java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
+  --no-io-binding --no-report --no-png 2>&1 | grep -E "^  (inference|verdict)|^  [a-z_]+ +\[" >> "$OUT/cli-cuda.txt"
+tail -8 "$OUT/cli-cuda.txt"
 
 if [ -n "${FULL:-}" ]; then
   echo "== the full-size PVN3D model, exported with this machine's PyTorch, end to end on CUDA"
-  if python3 exporter/export_pvn3d.py --width full --no-verify --bunny-json "$bundle/bunny.json" \
+  if python3 exporter/export_pvn3d.py --width full --no-verify --time-cuda 10 --bunny-json "$bundle/bunny.json" \
       --out-dir /tmp/pvn3d-full > /tmp/pvn3d-full-export.txt 2>&1; then
-    java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 \
-      --model /tmp/pvn3d-full/pvn3d_full.onnx --sample /tmp/pvn3d-full/pvn3d_full_sample.bin \
-      --expected /tmp/pvn3d-full/pvn3d_full_expected.bin --scale 1 \
+    full_args=(--ep cuda --warmup 3 --runs 20 --model /tmp/pvn3d-full/pvn3d_full.onnx
+      --sample /tmp/pvn3d-full/pvn3d_full_sample.bin --expected /tmp/pvn3d-full/pvn3d_full_expected.bin)
+    java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main "${full_args[@]}" \
       --report "$OUT/pvn3d-report-full-cuda.json" --no-png > "$OUT/cli-full-cuda.txt" 2>&1
     echo "cli (full) exit $?"; cat "$OUT/cli-full-cuda.txt"
+    echo "-- the same through a plain run with host tensors (--no-io-binding)" >> "$OUT/cli-full-cuda.txt"
+    java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main "${full_args[@]}" \
+      --no-io-binding --no-report --no-png 2>&1 | grep -E "^  (inference|verdict)|^  [a-z_]+ +\[" >> "$OUT/cli-full-cuda.txt"
+    tail -9 "$OUT/cli-full-cuda.txt"
+    # the PyTorch side of the same sample on this GPU, for the latency comparison
+    grep -E "^(sample|network|PyTorch|torch.onnx)" /tmp/pvn3d-full-export.txt > "$OUT/export-full.txt"
   else
     echo "full export failed:"; tail -20 /tmp/pvn3d-full-export.txt
   fi

@@ -11,6 +11,7 @@ call), multiplied by B for B > 1. Medians are JMH's p0.50 of the sample-time dis
 the CUDA kernels, of the cuda-event secondary result (GPU time between two CUDA events); "mean ± error"
 is JMH's score and its 99.9% error. Plain Python 3, no third-party packages; the SVG is written by hand.
 """
+import gzip
 import json
 import math
 import os
@@ -33,8 +34,9 @@ TARGETS = {
 
 
 def load(path):
+    """A JSON file, or its gzip (results are committed as .json.gz: JMH's raw samples are large)."""
     try:
-        with open(path) as f:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             return json.load(f)
     except (OSError, ValueError):
         return None
@@ -134,7 +136,7 @@ def main():
         machine = open(os.path.join(d, "machine.txt")).read().strip()
     rows = []
     for name in sorted(os.listdir(d)):
-        if name.startswith("jmh-") and name.endswith(".json"):
+        if name.startswith("jmh-") and name.endswith((".json", ".json.gz")):
             rows += jmh_rows(load(os.path.join(d, name)))
     kern = [r for r in rows if r["class"] == "KernelBenchmark"]
     node = [r for r in rows if r["class"] == "OrtNodeBenchmark"]
@@ -178,28 +180,31 @@ def main():
                "its own (device-resident data); **CUDA wall** is what the Java caller waits for the same call "
                "(launch + event wait); **CUDA+copies**: events around copying the inputs in from pageable host "
                "memory, the kernel and the outputs back. **ORT CPU / ORT CUDA**: the one-node model through "
-               "this project's API on ORT's CPU / CUDA provider (host tensors in and out, wall clock): "
-               "ORT CUDA − CUDA+copies is ORT's and the Java upcall bridge's cost per node. **PyTorch**: the "
+               "this project's API on ORT's CPU / CUDA provider (host tensors in and out, wall clock; on CUDA "
+               "ORT copies in and out every run). **ORT CUDA dev**: the same node device-resident (inputs and "
+               "preallocated outputs in GPU memory, bound once with IO binding, wall clock until ORT has "
+               "synchronised its stream): **ORT dev − CUDA wall** is ORT's and the Java upcall bridge's cost "
+               "per node, no copies on either side. **PyTorch**: the "
                "operator in plain PyTorch on the GPU, CUDA events; for VoteAggregate (mean shift) and PoseSolve (mean "
                "shift + Kabsch, fused) it is PVN3D's dense mean shift MeanShift_K9_N3000 (one batch item per call) "
                "times B, marked ¹. Rate: bytes/s (memory-bound kernels; "
                "H200 copies about 4300 GB/s) or point-pair distance evaluations/s, at the CUDA median.\n")
     if cases:
-        out.append("| kernel | CPU | CUDA | CUDA wall | CUDA+copies | ORT CPU | ORT CUDA | PyTorch | CUDA rate | "
-                   "CPU/CUDA | PyTorch/CUDA | ORT CPU/CPU | ORT CUDA − CUDA+copies | target |")
-        out.append("|" + " --- |" * 14)
+        out.append("| kernel | CPU | CUDA | CUDA wall | CUDA+copies | ORT CPU | ORT CUDA | ORT CUDA dev | PyTorch | "
+                   "CUDA rate | CPU/CUDA | PyTorch/CUDA | ORT CPU/CPU | ORT dev − CUDA wall | target |")
+        out.append("|" + " --- |" * 15)
         for case in sorted(cases, key=case_key):
             c = cases[case]
             g = c.get
             over = "–"
-            if g("ort_cuda") is not None and g("cuda_copy") is not None:
-                over = fmt_ms(g("ort_cuda") - g("cuda_copy"))
+            if g("ort_cudaDevice") is not None and g("cuda_wall") is not None:
+                over = fmt_ms(g("ort_cudaDevice") - g("cuda_wall"))
             tgt = TARGETS.get(case)
             tgt_s = "–" if tgt is None else fmt_ms(tgt) + (
                 "" if g("cuda") is None else (" met" if g("cuda") <= tgt else " miss"))
-            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 case.replace("_", " "), fmt_ms(g("cpu")), fmt_ms(g("cuda")), fmt_ms(g("cuda_wall")),
-                fmt_ms(g("cuda_copy")), fmt_ms(g("ort_cpu")), fmt_ms(g("ort_cuda")),
+                fmt_ms(g("cuda_copy")), fmt_ms(g("ort_cpu")), fmt_ms(g("ort_cuda")), fmt_ms(g("ort_cudaDevice")),
                 fmt_ms(g("torch")) + (" ¹" if g("torch_ref") and g("torch") is not None else ""),
                 rate(g("bytes"), g("pairs"), g("cuda")), fmt_x(g("cpu"), g("cuda")), fmt_x(g("torch"), g("cuda")),
                 fmt_x(g("ort_cpu"), g("cpu")), over, tgt_s))
@@ -215,20 +220,20 @@ def main():
                    "mean shift PVN3D's evaluation uses (centre, then the other keypoints over the centre's "
                    "cluster: MeanShift_K9_N3000 of pytorch_ops_bench.py, one object per call), **× B** for B "
                    "objects. Ratios above 1 mean ours is faster.\n")
-        out.append("| case | CPU | CUDA | CUDA wall | CUDA+copies | ORT CPU | ORT CUDA | PyTorch × B | PyTorch/CUDA | "
-                   "PyTorch/CUDA wall | PyTorch/ORT CUDA | PyTorch/CPU | CPU/CUDA | target |")
-        out.append("|" + " --- |" * 14)
+        out.append("| case | CPU | CUDA | CUDA wall | CUDA+copies | ORT CPU | ORT CUDA | ORT CUDA dev | PyTorch × B | "
+                   "PyTorch/CUDA | PyTorch/CUDA wall | PyTorch/ORT CUDA dev | PyTorch/CPU | CPU/CUDA | target |")
+        out.append("|" + " --- |" * 15)
         for case in pose:
             g = cases[case].get
             ref = g("torch_ref")
             tgt = TARGETS.get(case)
             tgt_s = "–" if tgt is None else fmt_ms(tgt) + (
                 "" if g("cuda") is None else (" met" if g("cuda") <= tgt else " miss"))
-            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 case.replace("_", " "), fmt_ms(g("cpu")), fmt_ms(g("cuda")), fmt_ms(g("cuda_wall")),
-                fmt_ms(g("cuda_copy")), fmt_ms(g("ort_cpu")), fmt_ms(g("ort_cuda")),
+                fmt_ms(g("cuda_copy")), fmt_ms(g("ort_cpu")), fmt_ms(g("ort_cuda")), fmt_ms(g("ort_cudaDevice")),
                 ("%s (%s × %d)" % (fmt_ms(ref[2]), ref[0].replace("_", " "), ref[1])) if ref else "–",
-                fmt_x(g("torch"), g("cuda")), fmt_x(g("torch"), g("cuda_wall")), fmt_x(g("torch"), g("ort_cuda")),
+                fmt_x(g("torch"), g("cuda")), fmt_x(g("torch"), g("cuda_wall")), fmt_x(g("torch"), g("ort_cudaDevice")),
                 fmt_x(g("torch"), g("cpu")), fmt_x(g("cpu"), g("cuda")), tgt_s))
         out.append("")
 
@@ -290,7 +295,7 @@ def svg(cases, tiny, floor):
     pose operators PyTorch's dense mean shift × B); then the tiny model's per-run cost (ours, JNI, C
     floor), with a legend row of its own."""
     series = [("cpu", "CPU kernel", "#8c8c8c"), ("cuda", "CUDA kernel (events)", "#2a7ab9"),
-              ("ort_cuda", "ORT CUDA node", "#76b041"), ("torch", "PyTorch (pose: mean shift × B)", "#e07b39")]
+              ("ort_cudaDevice", "ORT CUDA node (device-resident)", "#76b041"), ("torch", "PyTorch (pose: mean shift × B)", "#e07b39")]
     add16 = [("ours (FFM)", "#7b4fa8"), ("ORT Java (JNI)", "#b94a2a"), ("C floor", "#555555")]
     groups = []
     for case in sorted(cases, key=case_key):
@@ -317,8 +322,10 @@ def svg(cases, tiny, floor):
     top = 58 if has16 else 40  # a second legend row for the add16 bars
     height = top + 20 + sum(len(b) * bar + gap for _, b in groups) + 40
     x = lambda v: left + width * (math.log10(v) - math.log10(lo)) / max(1e-9, math.log10(hi) - math.log10(lo))
+    legend_w = lambda labels: sum(max(140, 30 + 7 * len(lab)) for lab in labels)  # ~7 px per character
+    svg_w = max(left + width + 120, left + legend_w([lab for _, lab, _ in series]) + 10)
     s = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">'
-         % (left + width + 120, height),
+         % (svg_w, height),
          '<rect width="100%" height="100%" fill="white"/>',
          '<text x="10" y="18" font-size="14" font-weight="bold">Median time per call (log scale)</text>']
     decade = lo
@@ -341,7 +348,7 @@ def svg(cases, tiny, floor):
     for key, lab, col in series:
         lab = lab if has_pose or key != "torch" else "PyTorch"
         s.append('<rect x="%d" y="24" width="10" height="10" fill="%s"/><text x="%d" y="33">%s</text>' % (lx, col, lx + 14, esc(lab)))
-        lx += 140
+        lx += legend_w([lab])
     if has16:
         s.append('<text x="%d" y="51" text-anchor="end" fill="#333">add16 run:</text>' % (left - 8))
         lx = left

@@ -2,6 +2,7 @@ package org.pvn3d.ort.bench;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +22,9 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
+import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.ops.Pvn3dOps;
 
@@ -29,10 +32,19 @@ import org.pvn3d.ort.ops.Pvn3dOps;
  * The same operators and sizes as {@link KernelBenchmark}, each as a one-node model (written by
  * benchmarks/scripts/make_bench_models.py, on the class path under /bench-models/) run through this
  * project's API with {@link Pvn3dOps#register} on ORT's CPU provider or its CUDA provider
- * ({@code addCUDA(0)}). One call is one {@code session.run} with host input tensors over the same
- * data as the direct benchmark and preallocated host outputs; on CUDA, ORT copies the inputs in and
- * the outputs out and waits for them, so compare with {@link KernelBenchmark}'s {@code cudaCopy}.
- * The difference to the direct call is ORT's own cost plus the Java upcall bridge, per node.
+ * ({@code addCUDA(0)}). Providers:
+ * <ul>
+ * <li>{@code cpu}: one {@code session.run} with host input tensors over the same data as the direct
+ * benchmark and preallocated host outputs; compare with {@link KernelBenchmark}'s {@code cpu}.
+ * <li>{@code cuda}: the same host tensors on the CUDA provider: ORT copies the inputs in and the
+ * outputs out on every run and waits for them, so compare with {@link KernelBenchmark}'s
+ * {@code cudaCopy} (copies from pageable memory are noisy, so this difference is too).
+ * <li>{@code cudaDevice}: device-resident, the way a GPU service runs: inputs and preallocated
+ * outputs in GPU memory, bound once with an {@link OrtIoBinding}, one {@code session.run(binding)}
+ * per call, which returns once ORT has synchronised its stream. Compare with
+ * {@link KernelBenchmark}'s {@code cuda} wall time (launch + wait): the difference is ORT's own cost
+ * plus the Java upcall bridge, per node, with no copies on either side.
+ * </ul>
  *
  * <p>Sessions use one intra-op thread (the custom CPU kernels bring their own OpenMP threads; ORT's
  * spinning pool would only compete with them) and {@link org.pvn3d.ort.ops.CudaIndexCheck#DEFERRED},
@@ -57,7 +69,7 @@ public class OrtNodeBenchmark {
         "PoseSolve_B1_K9_N3000", "PoseSolve_B4_K9_N3000"})
     public String kernel;
 
-    @Param({"cpu", "cuda"})
+    @Param({"cpu", "cuda", "cudaDevice"})
     public String provider;
 
     private Arena arena;
@@ -66,6 +78,8 @@ public class OrtNodeBenchmark {
     private OrtSession session;
     private final Map<String, OnnxTensor> inputs = new LinkedHashMap<>();
     private final Map<String, OnnxTensor> outputs = new LinkedHashMap<>();
+    private final List<DeviceBuffer> deviceBuffers = new ArrayList<>();
+    private OrtIoBinding binding;
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
@@ -73,26 +87,32 @@ public class OrtNodeBenchmark {
         byte[] model = BenchData.resource(kc.modelResource());
         EventSamples.setWork(kc.bytesPerCall(), kc.pairsPerCall());
         arena = Arena.ofShared();
+        boolean cuda = switch (provider) {
+            case "cpu" -> false;
+            case "cuda", "cudaDevice" -> true;
+            default -> throw new IllegalArgumentException("provider must be cpu, cuda or cudaDevice, not " + provider);
+        };
+        boolean onDevice = provider.equals("cudaDevice");
         List<KernelCase.HostTensor> ins = kc.inputs(arena);
         List<KernelCase.HostTensor> outs = kc.outputs(arena);
         for (KernelCase.HostTensor t : ins) {
-            inputs.put(t.name(), OnnxTensor.fromSegment(t.data(), t.type(), t.shape()));
+            inputs.put(t.name(), onDevice ? deviceTensor(t, true) : OnnxTensor.fromSegment(t.data(), t.type(), t.shape()));
         }
         for (KernelCase.HostTensor t : outs) {
-            outputs.put(t.name(), OnnxTensor.fromSegment(t.data(), t.type(), t.shape()));
+            outputs.put(t.name(), onDevice ? deviceTensor(t, false) : OnnxTensor.fromSegment(t.data(), t.type(), t.shape()));
         }
         options = new OrtSession.SessionOptions();
         options.setIntraOpNumThreads(1);
         domain = Pvn3dOps.register(options);
-        boolean cuda = switch (provider) {
-            case "cpu" -> false;
-            case "cuda" -> true;
-            default -> throw new IllegalArgumentException("provider must be cpu or cuda, not " + provider);
-        };
         if (cuda) {
             options.addCUDA(0);
         }
         session = OrtEnvironment.getEnvironment().createSession(model, options);
+        if (onDevice) {
+            binding = session.createIoBinding();
+            inputs.forEach(binding::bindInput);
+            outputs.forEach(binding::bindOutput);
+        }
         long launches = Pvn3dOps.cudaLaunchCount();
         run();
         if (cuda && Pvn3dOps.cudaLaunchCount() == launches) {
@@ -104,16 +124,34 @@ public class OrtNodeBenchmark {
     @TearDown(Level.Trial)
     public void tearDown() {
         domain.checkDeferredErrors();
+        if (binding != null) {
+            binding.close();
+        }
         session.close();
         options.close();
         inputs.values().forEach(OnnxTensor::close);
         outputs.values().forEach(OnnxTensor::close);
+        deviceBuffers.forEach(DeviceBuffer::close);
         arena.close();
+    }
+
+    /** A tensor over GPU memory holding a copy of {@code t}'s data (inputs) or {@code t}'s size (outputs). */
+    private OnnxTensor deviceTensor(KernelCase.HostTensor t, boolean copy) {
+        DeviceBuffer b = DeviceBuffer.allocate(0, Math.max(1, t.data().byteSize()));
+        deviceBuffers.add(b);
+        if (copy) {
+            b.copyFromHost(t.data());
+        }
+        return OnnxTensor.createTensor(b, t.type(), t.shape());
     }
 
     /** One run of the one-node model into the preallocated outputs. */
     @Benchmark
     public void run() {
-        session.run(inputs, outputs, null);
+        if (binding != null) {
+            session.run(binding);
+        } else {
+            session.run(inputs, outputs, null);
+        }
     }
 }

@@ -17,6 +17,7 @@ import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.pipeline.CudaPoseSolver;
 import org.pvn3d.ort.pipeline.FolderEvaluation;
 import org.pvn3d.ort.pipeline.JavaPoseSolver;
 import org.pvn3d.ort.pipeline.NativePoseSolver;
@@ -89,8 +90,13 @@ public final class Main {
 
     private static Pvn3dPipeline.Config config(Options o) {
         return Pvn3dPipeline.Config.cpu().withProvider(o.cuda ? Pvn3dPipeline.Provider.CUDA : Pvn3dPipeline.Provider.CPU, o.device)
-                .withThreads(o.threads).withWarmup(o.warmup)
-                .withPoseSolver(o.javaPose ? new JavaPoseSolver() : new NativePoseSolver());
+                .withThreads(o.threads).withWarmup(o.warmup).withRepeat(o.command == Options.Command.POSE ? o.runs : 1)
+                .withIoBinding(!o.noIoBinding)
+                .withPoseSolver(switch (o.poseSolver()) {
+                    case "java" -> new JavaPoseSolver();
+                    case "cuda" -> new CudaPoseSolver(o.device);
+                    default -> new NativePoseSolver();
+                });
     }
 
     private static Pvn3dPipeline pipeline(Options o) {
@@ -119,8 +125,19 @@ public final class Main {
         out.println("stages:");
         out.printf(Locale.ROOT, "  %-10s %9.1f ms  session: model, PVN3D custom ops (CPU+CUDA kernels), %s provider%n", "load", t.load(),
                 provider.toUpperCase(Locale.ROOT));
-        out.printf(Locale.ROOT, "  %-10s %9.1f ms  %s -> %s (%d untimed warm-up run(s) before; host tensors%s)%n", "inference", t.inference(),
-                shapes(sample), String.join(", ", r.outputs().keySet()), o.warmup, o.cuda ? ", plain run, no IO binding" : "");
+        boolean onDevice = o.cuda && !o.noIoBinding;
+        if (onDevice) {
+            out.printf(Locale.ROOT, "  %-10s %9.1f ms  the inputs into their bound GPU buffers (median per run)%n", "upload", t.upload());
+        }
+        Pvn3dPipeline.Latency l = t.latency();
+        out.printf(Locale.ROOT, "  %-10s %9.1f ms  %s -> %s (%s; %s, after %d untimed warm-up run(s))%n", "inference", t.inference(),
+                shapes(sample), String.join(", ", r.outputs().keySet()),
+                onDevice ? "device-resident: inputs and outputs in GPU memory" : o.cuda ? "host tensors, plain run: ORT copies in and out" : "host tensors",
+                l.runs() == 1 ? "one timed run" : String.format(Locale.ROOT, "median of %d runs, min %.2f, p90 %.2f, max %.2f ms", l.runs(), l.min(), l.p90(), l.max()),
+                o.warmup);
+        if (onDevice) {
+            out.printf(Locale.ROOT, "  %-10s %9.1f ms  the outputs back to the host for the pose stage (median per run)%n", "download", t.download());
+        }
         out.printf(Locale.ROOT, "  %-10s %9.1f ms  %d x %d votes (point - offset), %d of %d points masked (argmax == class 1)%n", "voting",
                 t.voting(), r.votes().k(), r.votes().n(), masked, r.votes().n());
         out.printf(Locale.ROOT, "  %-10s %9.1f ms  %s: %d inliers after the centre filter%n", "clustering", t.clustering(), poseSolver,
@@ -139,6 +156,7 @@ public final class Main {
         ParityReport report = null;
         if (expected != null) {
             report = ParityReport.compare(r, expected, sample, provider, modelName);
+            report.extra().put("inference_path", onDevice ? "cuda, device-resident (IO binding)" : provider + ", host tensors (plain run)");
             out.printf(Locale.ROOT, "parity vs PyTorch (%s target: floats within %.0e max abs, indices identical):%n",
                     provider.toUpperCase(Locale.ROOT), report.floatTolerance());
             out.print(report.summary());
@@ -332,10 +350,10 @@ public final class Main {
         enum Command { POSE, EVAL, POINTNET2 }
 
         static final String USAGE = """
-                usage: pvn3d-ort [--ep cpu|cuda] [--device N] [--threads N] [--warmup N]
+                usage: pvn3d-ort [--ep cpu|cuda] [--device N] [--threads N] [--warmup N] [--runs N] [--no-io-binding]
                                  [--model FILE.onnx] [--sample FILE.bin] [--expected FILE.bin]
                                  [--report FILE.json | --no-report] [--png FILE.png | --no-png] [--scale N]
-                                 [--pose native|java]
+                                 [--pose native|cuda|java]
                        pvn3d-ort eval DIR [--ep cpu|cuda] [--device N] [--threads N] [--model FILE.onnx]
                        pvn3d-ort pointnet2 [--ep cpu|cuda] [--device N] [--runs N] [--warmup N] [--threads N]
                                  [--model FILE.onnx --input FILE.bin] [--profile PREFIX]
@@ -349,13 +367,18 @@ public final class Main {
                   --ep cpu|cuda   execution provider (default cpu; cuda needs a GPU and an ORT build for it)
                   --device N      CUDA device id (default 0)
                   --threads N     ORT intra-op threads (default: ORT's choice)
-                  --warmup N      untimed inference runs before the timed one (default 1)
+                  --warmup N      untimed inference runs before the timed ones (default 1)
+                  --runs N        timed inference runs; the stage shows their median (default 1)
+                  --no-io-binding on CUDA, host tensors through a plain run (ORT copies in and out each
+                                  run) instead of device-resident inputs and outputs with IO binding
                   --model/--sample another PVN3D model / PVT1 sample (entry names as the shipped one)
                   --expected F    PyTorch outputs (and pose_R/pose_t) for the parity report
                   --report F      the JSON report (default pvn3d-report.json); --png F the picture
                                   (default pvn3d-pose.png), --scale N its upscaling (default 4)
-                  --pose native|java  the pose stage: libpvn3d_ops's fused kernel on all cores (default)
-                                  or the Java reference implementation (slow on large clouds)
+                  --pose native|cuda|java  the pose stage: libpvn3d_ops's fused mean shift + Kabsch
+                                  kernel on the CPU's cores (native; the default with --ep cpu), the
+                                  same on the GPU (cuda; the default with --ep cuda), or the Java
+                                  reference implementation (slow on large clouds)
                 eval DIR: every *.bin sample in DIR, a progress bar on stderr, a table of ADD, ADD-S and
                   the 10%-of-diameter accuracy.
                 pointnet2: the embedded PointNet++ on a Stanford-bunny sample, per-run latency and output
@@ -369,11 +392,17 @@ public final class Main {
         boolean version;
         boolean cuda;
         int device;
-        int runs = 10;
+        int runs = -1;
+        boolean noIoBinding;
         int warmup = -1;
         int threads;
         int scale = 4;
-        boolean javaPose;
+        String pose; // null: cuda with --ep cuda, else native
+
+        /** The pose stage: as asked, else the fused kernel on the provider's side (GPU with --ep cuda, CPU otherwise). */
+        String poseSolver() {
+            return pose != null ? pose : cuda ? "cuda" : "native";
+        }
         Path model;
         Path sample;
         Path expected;
@@ -416,7 +445,13 @@ public final class Main {
                         o.cuda = ep.equals("cuda");
                     }
                     case "--device" -> o.device = positive(value(args, ++i, a), a, true);
-                    case "--runs" -> o.runs = only(o, Command.POINTNET2, a, positive(value(args, ++i, a), a, false));
+                    case "--runs" -> {
+                        if (o.command == Command.EVAL) {
+                            throw new IllegalArgumentException("--runs is for the main job and pointnet2, not eval");
+                        }
+                        o.runs = positive(value(args, ++i, a), a, false);
+                    }
+                    case "--no-io-binding" -> o.noIoBinding = true;
                     case "--warmup" -> o.warmup = positive(value(args, ++i, a), a, true);
                     case "--threads" -> o.threads = positive(value(args, ++i, a), a, true);
                     case "--model" -> o.model = Path.of(value(args, ++i, a));
@@ -429,10 +464,10 @@ public final class Main {
                     case "--no-png" -> o.png = only(o, Command.POSE, a, null);
                     case "--pose" -> {
                         String solver = value(args, ++i, a);
-                        if (!solver.equals("native") && !solver.equals("java")) {
-                            throw new IllegalArgumentException("--pose takes native or java, not " + solver);
+                        if (!solver.equals("native") && !solver.equals("java") && !solver.equals("cuda")) {
+                            throw new IllegalArgumentException("--pose takes native, cuda or java, not " + solver);
                         }
-                        o.javaPose = solver.equals("java");
+                        o.pose = solver;
                     }
                     case "--scale" -> o.scale = only(o, Command.POSE, a, positive(value(args, ++i, a), a, false));
                     case "--profile" -> o.profile = only(o, Command.POINTNET2, a, value(args, ++i, a));
@@ -441,6 +476,9 @@ public final class Main {
             }
             if (o.warmup < 0) {
                 o.warmup = o.command == Command.POINTNET2 ? 2 : 1;
+            }
+            if (o.runs < 0) {
+                o.runs = o.command == Command.POINTNET2 ? 10 : 1;
             }
             if (o.command == Command.POINTNET2 && (o.model == null) != (o.sample == null)) {
                 throw new IllegalArgumentException("--model and --input go together");

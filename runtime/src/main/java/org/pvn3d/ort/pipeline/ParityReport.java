@@ -220,12 +220,22 @@ public record ParityReport(String provider, String model, String sample, double 
             Pvn3dPipeline.Timings t = result.timings();
             Map<String, Object> ms = new LinkedHashMap<>();
             ms.put("load", t.load());
+            ms.put("upload", t.upload());
             ms.put("inference", t.inference());
+            ms.put("download", t.download());
             ms.put("voting", t.voting());
             ms.put("clustering", t.clustering());
             ms.put("fit", t.fit());
             ms.put("metrics", t.metrics());
             pipeline.put("timings_ms", ms);
+            Pvn3dPipeline.Latency l = t.latency();
+            Map<String, Object> lat = new LinkedHashMap<>();
+            lat.put("runs", l.runs());
+            lat.put("median", l.median());
+            lat.put("min", l.min());
+            lat.put("p90", l.p90());
+            lat.put("max", l.max());
+            pipeline.put("inference_latency_ms", lat);
             root.put("pipeline", pipeline);
         }
         root.putAll(extra);

@@ -1,5 +1,6 @@
 package org.pvn3d.ort.pipeline;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,7 +12,10 @@ import org.pvn3d.ort.OnnxValue;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.OrtIoBinding;
+import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
@@ -22,8 +26,16 @@ import org.pvn3d.ort.ops.Pvn3dOps;
  * the pose stage ({@link PoseSolver}: clustering and the keypoint fit) and, when the sample has a ground
  * truth, ADD / ADD-S.
  *
- * <p>On CUDA the inputs are host tensors and the outputs come back to the host ({@code session.run});
- * device-resident IO binding is not used here yet.
+ * <p>On CUDA the network runs device-resident by default: the inputs live in GPU buffers bound with an
+ * {@link OrtIoBinding} together with outputs that ORT allocates on the GPU, so the run itself reads
+ * and writes only device memory; each run's inputs are copied in first ("upload") and its outputs
+ * out afterwards ("download", for the pose stage), each timed on its own. {@link Config#withIoBinding(boolean) withIoBinding(false)} runs
+ * host tensors through a plain {@code session.run} instead (ORT then copies in and out on every run),
+ * which is the CPU provider's only path.
+ *
+ * <p>The inference stage is timed on its own: warm-up runs first (untimed; the first CUDA run
+ * includes cuDNN's algorithm search), then {@link Config#repeat()} timed runs whose median is the
+ * stage's time ({@link Latency} keeps their spread).
  */
 public final class Pvn3dPipeline implements AutoCloseable {
     /** The class-path resource of the tiny PVN3D model (exporter/export_pvn3d.py, seeded random weights). */
@@ -45,33 +57,79 @@ public final class Pvn3dPipeline implements AutoCloseable {
      * the class index of the object in {@code pred_rgbd_seg}, and untimed warm-up runs before the timed
      * inference.
      */
-    public record Config(Provider provider, int device, int threads, PoseSolver poseSolver, int objectClass, int warmup) {
+    public record Config(Provider provider, int device, int threads, PoseSolver poseSolver, int objectClass, int warmup,
+            int repeat, boolean ioBinding) {
+        public Config {
+            if (warmup < 0 || repeat < 1 || threads < 0 || device < 0) {
+                throw new IllegalArgumentException("warmup >= 0, repeat >= 1, threads >= 0 and device >= 0, not " + warmup
+                        + ", " + repeat + ", " + threads + ", " + device);
+            }
+        }
+
+        /** CPU provider, ORT's thread count, the Java pose stage, class 1, no warm-up, one timed run. */
         public static Config cpu() {
-            return new Config(Provider.CPU, 0, 0, new JavaPoseSolver(), 1, 0);
+            return new Config(Provider.CPU, 0, 0, new JavaPoseSolver(), 1, 0, 1, true);
         }
 
         public Config withProvider(Provider p, int dev) {
-            return new Config(p, dev, threads, poseSolver, objectClass, warmup);
+            return new Config(p, dev, threads, poseSolver, objectClass, warmup, repeat, ioBinding);
         }
 
         public Config withThreads(int t) {
-            return new Config(provider, device, t, poseSolver, objectClass, warmup);
+            return new Config(provider, device, t, poseSolver, objectClass, warmup, repeat, ioBinding);
         }
 
+        /** Untimed inference runs before the timed ones. */
         public Config withWarmup(int w) {
-            return new Config(provider, device, threads, poseSolver, objectClass, w);
+            return new Config(provider, device, threads, poseSolver, objectClass, w, repeat, ioBinding);
+        }
+
+        /** Timed inference runs; the stage reports their median (the outputs are the last run's). */
+        public Config withRepeat(int r) {
+            return new Config(provider, device, threads, poseSolver, objectClass, warmup, r, ioBinding);
+        }
+
+        /** On CUDA: device-resident inputs and outputs through IO binding (true, the default) or host tensors through plain run. */
+        public Config withIoBinding(boolean b) {
+            return new Config(provider, device, threads, poseSolver, objectClass, warmup, repeat, b);
         }
 
         public Config withPoseSolver(PoseSolver s) {
-            return new Config(provider, device, threads, s, objectClass, warmup);
+            return new Config(provider, device, threads, s, objectClass, warmup, repeat, ioBinding);
+        }
+
+        /** Whether runs are device-resident (CUDA with IO binding). */
+        public boolean deviceResident() {
+            return provider == Provider.CUDA && ioBinding;
         }
     }
 
-    /** Wall-clock milliseconds of each stage. */
-    public record Timings(double load, double inference, double voting, double clustering, double fit, double metrics) {
-        public double total() {
-            return load + inference + voting + clustering + fit + metrics;
+    /** Milliseconds of the timed inference runs: their count, median, fastest, 90th percentile and slowest. */
+    public record Latency(int runs, double median, double min, double p90, double max) {
+        static Latency of(double[] ms) {
+            double[] s = ms.clone();
+            java.util.Arrays.sort(s);
+            int n = s.length;
+            double median = n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+            return new Latency(n, median, s[0], s[Math.min(n - 1, (int) Math.ceil(0.9 * n) - 1)], s[n - 1]);
         }
+    }
+
+    /**
+     * Wall-clock milliseconds of each stage. {@code upload} and {@code download} are the median copies
+     * in and out of a device-resident run (zero otherwise); {@code inference} is the median network run
+     * ({@code latency} has the spread).
+     */
+    public record Timings(double load, double upload, double inference, double download, double voting, double clustering,
+            double fit, double metrics, Latency latency) {
+        /** Every stage once: load, upload, one inference (the median), download and the pose stages. */
+        public double total() {
+            return load + upload + inference + download + voting + clustering + fit + metrics;
+        }
+    }
+
+    /** The network's outputs on the host and how long getting them took. */
+    public record Inference(Map<String, Output> outputs, double uploadMs, Latency latency, double downloadMs) {
     }
 
     /** One model output copied to the host: floats or int64 values with its shape. */
@@ -145,8 +203,15 @@ public final class Pvn3dPipeline implements AutoCloseable {
         return session;
     }
 
-    /** Runs the network on the sample's inputs (untimed warm-up runs first) and copies every output to the host. */
-    public Map<String, Output> infer(Pvn3dSample sample) {
+    /**
+     * Runs the network on the sample's inputs (untimed warm-up runs first, then {@link Config#repeat()}
+     * timed runs) and copies every output of the last run to the host.
+     */
+    public Inference infer(Pvn3dSample sample) {
+        return config.deviceResident() ? inferOnDevice(sample) : inferOnHost(sample);
+    }
+
+    private Inference inferOnHost(Pvn3dSample sample) {
         List<OnnxTensor> tensors = new ArrayList<>();
         try {
             Map<String, OnnxTensor> feeds = new LinkedHashMap<>();
@@ -157,32 +222,117 @@ public final class Pvn3dPipeline implements AutoCloseable {
             }
             for (int i = 0; i < config.warmup(); i++) {
                 session.run(feeds).close();
+                checkDeferredErrors();
             }
-            try (OrtSession.Result r = session.run(feeds)) {
-                if (config.provider() == Provider.CUDA) {
-                    domain.checkDeferredErrors();
-                }
-                Map<String, Output> out = new LinkedHashMap<>();
-                for (Map.Entry<String, OnnxValue> e : r) {
-                    if (e.getValue() instanceof OnnxTensor t) {
-                        out.put(e.getKey(), switch (t.getType()) {
-                            case FLOAT -> new Output(e.getKey(), t.getType(), t.getShape(), t.getFloatArray(), null);
-                            case INT64 -> new Output(e.getKey(), t.getType(), t.getShape(), null, t.getLongArray());
-                            default -> throw new OrtException(OrtErrorCode.ORT_NOT_IMPLEMENTED, "output " + e.getKey() + " has type " + t.getType());
-                        });
+            double[] ms = new double[config.repeat()];
+            for (int i = 0; ; i++) {
+                long t0 = System.nanoTime();
+                OrtSession.Result r = session.run(feeds);
+                ms[i] = (System.nanoTime() - t0) / 1e6;
+                try (r) {
+                    checkDeferredErrors();
+                    if (i == ms.length - 1) {
+                        return new Inference(toHost(r), 0, Latency.of(ms), 0);
                     }
                 }
-                return out;
             }
         } finally {
             tensors.forEach(OnnxTensor::close);
         }
     }
 
+    /**
+     * The CUDA path, as a GPU service would serve one request after another: device buffers for the
+     * inputs and an IO binding set up once (untimed), then per run the inputs copied in ("upload"), the
+     * network on device memory only (every output bound to the GPU, where ORT allocates it), and the
+     * outputs copied back ("download"). Each of the three is timed on every timed run; the stages report
+     * their medians, and the outputs are the last run's.
+     */
+    private Inference inferOnDevice(Pvn3dSample sample) {
+        List<AutoCloseable> owned = new ArrayList<>();
+        try (OrtIoBinding binding = session.createIoBinding(); OrtMemoryInfo gpu = OrtMemoryInfo.cuda(config.device())) {
+            List<String> names = session.getInputNames();
+            List<DeviceBuffer> buffers = new ArrayList<>();
+            List<MemorySegment> hostData = new ArrayList<>();
+            for (String name : names) {
+                PvtFile.Entry e = sample.entry(name);
+                DeviceBuffer buffer = DeviceBuffer.allocate(config.device(), Math.max(1, e.data().length));
+                owned.add(buffer);
+                buffers.add(buffer);
+                hostData.add(MemorySegment.ofArray(e.data()));
+                OnnxTensor t = OnnxTensor.createTensor(buffer, e.type(), e.shape());
+                owned.add(t);
+                binding.bindInput(name, t);
+            }
+            for (String name : session.getOutputNames()) {
+                binding.bindOutput(name, gpu);
+            }
+            int runs = config.repeat();
+            double[] upload = new double[runs];
+            double[] network = new double[runs];
+            double[] download = new double[runs];
+            Map<String, Output> out = null;
+            for (int i = -config.warmup(); i < runs; i++) {
+                long t0 = System.nanoTime();
+                for (int j = 0; j < buffers.size(); j++) {
+                    buffers.get(j).copyFromHost(hostData.get(j));
+                }
+                long t1 = System.nanoTime();
+                // run returns once the CUDA provider has synchronised its stream: the outputs are complete
+                session.run(binding);
+                long t2 = System.nanoTime();
+                checkDeferredErrors();
+                try (OrtSession.Result r = binding.getOutputs()) {
+                    out = toHost(r);
+                }
+                long t3 = System.nanoTime();
+                if (i >= 0) {
+                    upload[i] = (t1 - t0) / 1e6;
+                    network[i] = (t2 - t1) / 1e6;
+                    download[i] = (t3 - t2) / 1e6;
+                }
+            }
+            return new Inference(out, Latency.of(upload).median(), Latency.of(network), Latency.of(download).median());
+        } finally {
+            for (int i = owned.size() - 1; i >= 0; i--) {
+                try {
+                    owned.get(i).close();
+                } catch (Exception e) {
+                    throw new IllegalStateException("closing " + owned.get(i), e);
+                }
+            }
+        }
+    }
+
+    /** Index errors the CUDA kernels recorded on the device surface here, as an {@link OrtException}. */
+    private void checkDeferredErrors() {
+        if (config.provider() == Provider.CUDA) {
+            domain.checkDeferredErrors();
+        }
+    }
+
+    /** Every tensor output as host arrays (device tensors are copied first). */
+    private static Map<String, Output> toHost(OrtSession.Result r) {
+        Map<String, Output> out = new LinkedHashMap<>();
+        for (Map.Entry<String, OnnxValue> e : r) {
+            if (e.getValue() instanceof OnnxTensor device) {
+                try (OnnxTensor t = device.isOnDevice() ? device.toHost() : null) {
+                    OnnxTensor h = t != null ? t : device;
+                    out.put(e.getKey(), switch (h.getType()) {
+                        case FLOAT -> new Output(e.getKey(), h.getType(), h.getShape(), h.getFloatArray(), null);
+                        case INT64 -> new Output(e.getKey(), h.getType(), h.getShape(), null, h.getLongArray());
+                        default -> throw new OrtException(OrtErrorCode.ORT_NOT_IMPLEMENTED, "output " + e.getKey() + " has type " + h.getType());
+                    });
+                }
+            }
+        }
+        return out;
+    }
+
     /** The whole pipeline on one sample. */
     public Result run(Pvn3dSample sample) {
-        long t0 = System.nanoTime();
-        Map<String, Output> outputs = infer(sample);
+        Inference inference = infer(sample);
+        Map<String, Output> outputs = inference.outputs();
         long t1 = System.nanoTime();
         Output seg = output(outputs, "pred_rgbd_seg");
         Votes votes = Votes.fromPredictions(sample.cloud(), sample.cloudChannels(), output(outputs, "pred_kp_of").floats(),
@@ -194,8 +344,9 @@ public final class Pvn3dPipeline implements AutoCloseable {
                 ? PoseMetrics.evaluate(pose.pose(), sample.groundTruth(), sample.modelPoints(), sample.diameter())
                 : null;
         long t4 = System.nanoTime();
-        return new Result(outputs, votes, pose, metrics, new Timings(loadMs, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
-                pose.clusteringMs(), pose.fitMs(), (t4 - t3) / 1e6));
+        Latency latency = inference.latency();
+        return new Result(outputs, votes, pose, metrics, new Timings(loadMs, inference.uploadMs(), latency.median(),
+                inference.downloadMs(), (t2 - t1) / 1e6, pose.clusteringMs(), pose.fitMs(), (t4 - t3) / 1e6, latency));
     }
 
     private static Output output(Map<String, Output> outputs, String name) {

@@ -81,8 +81,14 @@ class MainTest {
         assertEquals(Path.of("pvn3d-pose.png"), d.png);
         assertEquals(1, d.warmup);
         assertTrue(!d.cuda);
+        assertEquals(1, d.runs);
+        assertTrue(!d.noIoBinding);
         Output o = run("--no-report", "--no-png", "--warmup", "0");
         assertEquals(0, o.code(), o.out() + o.err());
+        assertTrue(o.out().contains("(host tensors; one timed run, after 0 untimed warm-up run(s))"), o.out());
+        Output r = run("--no-report", "--no-png", "--runs", "3");
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertTrue(Pattern.compile("median of 3 runs, min [0-9.]+, p90 [0-9.]+, max [0-9.]+ ms, after 1 untimed").matcher(r.out()).find(), r.out());
         assertTrue(!o.out().contains("report: ") && !o.out().contains("image: "), o.out());
         assertTrue(o.out().contains("verdict: PASS"), o.out());
     }
@@ -136,7 +142,7 @@ class MainTest {
         assertTrue(o.err().contains("--ep takes cpu or cuda") && o.err().toLowerCase(Locale.ROOT).contains("usage"), o.err());
         assertEquals(2, run("pointnet2", "--runs", "0").code());
         assertEquals(2, run("pointnet2", "--model", "x.onnx").code());
-        assertEquals(2, run("--runs", "3").code(), "--runs belongs to pointnet2");
+        assertEquals(2, run("eval", "/tmp", "--runs", "3").code(), "--runs is not for eval");
         assertEquals(2, run("eval").code());
         assertEquals(2, run("frobnicate").code());
         assertEquals(2, run("--sample", "/no/such/sample.bin").code());

@@ -104,6 +104,7 @@ class Pvn3dParityTest {
         assertTrue(json.contains("\"mismatches\": 0"), json);
         assertTrue(json.contains("\"pytorch_inliers\": 195"), json);
         assertTrue(json.contains("\"timings_ms\""), json);
+        assertTrue(json.contains("\"inference_latency_ms\": {\n      \"runs\": 1,"), json);
         assertEquals(json.chars().filter(c -> c == '{').count(), json.chars().filter(c -> c == '}').count());
         assertEquals("[1, 2]\n", Json.write(new long[] {1, 2}));
         Map<String, Object> m = new java.util.LinkedHashMap<>();
@@ -112,5 +113,34 @@ class Pvn3dParityTest {
         m.put("c", 0.5);
         m.put("d", List.of(1, true));
         assertEquals("{\n  \"a\": \"x\\\"y\",\n  \"b\": null,\n  \"c\": 0.5,\n  \"d\": [\n    1,\n    true\n  ]\n}\n", Json.write(m));
+    }
+
+    @Test
+    void repeatedRunsAreTimedApartFromTheWarmUpAndGiveTheSameOutputs() {
+        Pvn3dPipeline.Result r;
+        try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu().withWarmup(1).withRepeat(4))) {
+            r = p.run(sample);
+        }
+        Pvn3dPipeline.Timings t = r.timings();
+        assertEquals(4, t.latency().runs());
+        assertTrue(t.latency().min() <= t.inference() && t.inference() <= t.latency().p90()
+                && t.latency().p90() <= t.latency().max(), t.toString());
+        assertEquals(0, t.upload());
+        assertEquals(0, t.download());
+        for (String name : result.outputs().keySet()) {
+            Pvn3dPipeline.Output a = result.output(name);
+            Pvn3dPipeline.Output b = r.output(name);
+            if (a.isFloat()) {
+                assertArrayEquals(a.floats(), b.floats(), name);
+            } else {
+                assertArrayEquals(a.longs(), b.longs(), name);
+            }
+        }
+        assertEquals(new Pvn3dPipeline.Latency(4, 2.5, 1, 4, 4), Pvn3dPipeline.Latency.of(new double[] {4, 1, 3, 2}));
+        assertEquals(new Pvn3dPipeline.Latency(1, 7, 7, 7, 7), Pvn3dPipeline.Latency.of(new double[] {7}));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> Pvn3dPipeline.Config.cpu().withRepeat(0));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> Pvn3dPipeline.Config.cpu().withWarmup(-1));
     }
 }

@@ -1,0 +1,127 @@
+package org.pvn3d.ort.pipeline;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.pvn3d.ort.cuda.DeviceBuffer;
+import org.pvn3d.ort.internal.OpsLibrary;
+
+/**
+ * The pose stage on the GPU: libpvn3d_ops's fused CUDA kernel ({@code pvn3d_pose_solve_cuda}: mean
+ * shift, then Kabsch, the keypoints never leaving the device), the same code the PVN3D_PoseSolve
+ * operator runs on the CUDA provider. The votes and the mask go to the device, the kernel runs on the
+ * legacy default stream, and R, t, the keypoints and the inlier count come back; the time reported as
+ * clustering covers all of it. On the full model's ten thousand votes per keypoint this is milliseconds
+ * where the CPU kernel takes seconds. {@link JavaPoseSolver} stays the reference it is tested against.
+ */
+public final class CudaPoseSolver implements PoseSolver {
+    private static final int MASK_BOOL = 1; // PVN3D_MASK_BOOL: one byte per point, nonzero = masked
+    private static final MethodHandle WORKSPACE_BYTES = OpsLibrary.bind("pvn3d_pose_solve_cuda_workspace_bytes",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle POSE_SOLVE_CUDA = OpsLibrary.bind("pvn3d_pose_solve_cuda",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG,
+                    JAVA_LONG, JAVA_FLOAT, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS,
+                    JAVA_LONG, ADDRESS));
+
+    private final MeanShift settings;
+    private final int device;
+
+    public CudaPoseSolver(MeanShift settings, int device) {
+        this.settings = settings;
+        this.device = device;
+    }
+
+    /** With PVN3D's settings (bandwidth 0.08 m, 300 iterations, centre filter) on {@code device}. */
+    public CudaPoseSolver(int device) {
+        this(MeanShift.PVN3D, device);
+    }
+
+    @Override
+    public String name() {
+        return String.format(Locale.ROOT, "native pvn3d_pose_solve_cuda on GPU %d (mean shift bandwidth %.3g m, max_iter %d, center_filter %d)",
+                device, settings.bandwidth(), settings.maxIter(), settings.centerFilter() ? 1 : 0);
+    }
+
+    @Override
+    public Solution solve(Votes votes, float[] modelKps) {
+        int k = votes.k();
+        int n = votes.n();
+        if (modelKps.length != k * 3) {
+            throw new IllegalArgumentException("model keypoints: " + modelKps.length / 3.0 + " rows, votes have K=" + k);
+        }
+        for (int i = 0; i < modelKps.length; i++) {
+            // the CUDA kernel would only flag this on the device: say it here, where the values are
+            if (!Float.isFinite(modelKps[i])) {
+                throw new IllegalArgumentException("model keypoints hold a non-finite value (" + modelKps[i] + ") at flat position " + i);
+            }
+        }
+        long t0 = System.nanoTime();
+        List<DeviceBuffer> buffers = new ArrayList<>();
+        try (Arena arena = Arena.ofConfined()) {
+            byte[] mask = new byte[n];
+            for (int i = 0; i < n; i++) {
+                mask[i] = (byte) (votes.mask()[i] ? 1 : 0);
+            }
+            DeviceBuffer v = upload(buffers, MemorySegment.ofArray(votes.votes()));
+            DeviceBuffer m = upload(buffers, MemorySegment.ofArray(mask));
+            DeviceBuffer model = upload(buffers, MemorySegment.ofArray(modelKps));
+            DeviceBuffer r = allocate(buffers, 9L * Float.BYTES);
+            DeviceBuffer t = allocate(buffers, 3L * Float.BYTES);
+            DeviceBuffer kps = allocate(buffers, 3L * k * Float.BYTES);
+            DeviceBuffer inliers = allocate(buffers, Long.BYTES);
+            long bytes = (long) WORKSPACE_BYTES.invokeExact(1L, (long) k, (long) n);
+            // a local, not a conditional expression: invokeExact would see that argument as an Object
+            MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : p(allocate(buffers, bytes));
+            OpsLibrary.check((int) POSE_SOLVE_CUDA.invokeExact(p(v), p(m), MASK_BOOL, 1L, (long) k, (long) n, p(model), 0L,
+                    (long) k, settings.bandwidth(), (long) settings.maxIter(), settings.centerFilter() ? 1 : 0, p(r), p(t),
+                    p(kps), p(inliers), MemorySegment.NULL, workspace, bytes, MemorySegment.NULL));
+            // copies on the legacy default stream follow the kernel and wait for it
+            MemorySegment rh = arena.allocate(JAVA_FLOAT, 9);
+            MemorySegment th = arena.allocate(JAVA_FLOAT, 3);
+            MemorySegment kh = arena.allocate(JAVA_FLOAT, 3L * k);
+            MemorySegment ih = arena.allocate(JAVA_LONG);
+            r.copyToHost(rh);
+            t.copyToHost(th);
+            kps.copyToHost(kh);
+            inliers.copyToHost(ih);
+            double ms = (System.nanoTime() - t0) / 1e6;
+            float[] rr = rh.toArray(JAVA_FLOAT);
+            float[] tt = th.toArray(JAVA_FLOAT);
+            Pose pose = Float.isNaN(rr[0]) ? Pose.invalid() : Pose.of(rr, tt);
+            return new Solution(kh.toArray(JAVA_FLOAT), (int) ih.get(JAVA_LONG, 0), pose, ms, 0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw OpsLibrary.rethrow(e);
+        } finally {
+            buffers.forEach(DeviceBuffer::close);
+        }
+    }
+
+    private DeviceBuffer allocate(List<DeviceBuffer> owned, long bytes) {
+        DeviceBuffer b = DeviceBuffer.allocate(device, Math.max(1, bytes));
+        owned.add(b);
+        return b;
+    }
+
+    private DeviceBuffer upload(List<DeviceBuffer> owned, MemorySegment host) {
+        DeviceBuffer b = allocate(owned, host.byteSize());
+        if (host.byteSize() > 0) {
+            b.copyFromHost(host);
+        }
+        return b;
+    }
+
+    private static MemorySegment p(DeviceBuffer b) {
+        return MemorySegment.ofAddress(b.address());
+    }
+}
