@@ -11,7 +11,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.internal.OpsLibrary;
 
@@ -24,7 +23,6 @@ import org.pvn3d.ort.internal.OpsLibrary;
  * where the CPU kernel takes seconds. {@link JavaPoseSolver} stays the reference it is tested against.
  */
 public final class CudaPoseSolver implements PoseSolver {
-    private static final int MASK_BOOL = 1; // PVN3D_MASK_BOOL: one byte per point, nonzero = masked
     private static final MethodHandle WORKSPACE_BYTES = OpsLibrary.bind("pvn3d_pose_solve_cuda_workspace_bytes",
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     private static final MethodHandle POSE_SOLVE_CUDA = OpsLibrary.bind("pvn3d_pose_solve_cuda",
@@ -47,32 +45,20 @@ public final class CudaPoseSolver implements PoseSolver {
 
     @Override
     public String name() {
-        return String.format(Locale.ROOT, "native pvn3d_pose_solve_cuda on GPU %d (mean shift bandwidth %.3g m, max_iter %d, center_filter %d)",
-                device, settings.bandwidth(), settings.maxIter(), settings.centerFilter() ? 1 : 0);
+        return FusedPoseSolve.describe("pvn3d_pose_solve_cuda on GPU " + device, settings);
     }
 
     @Override
     public Solution solve(Votes votes, float[] modelKps) {
+        FusedPoseSolve.checkRows(votes, modelKps);
+        FusedPoseSolve.checkFinite(modelKps);
         int k = votes.k();
         int n = votes.n();
-        if (modelKps.length != k * 3) {
-            throw new IllegalArgumentException("model keypoints: " + modelKps.length / 3.0 + " rows, votes have K=" + k);
-        }
-        for (int i = 0; i < modelKps.length; i++) {
-            // the CUDA kernel would only flag this on the device: say it here, where the values are
-            if (!Float.isFinite(modelKps[i])) {
-                throw new IllegalArgumentException("model keypoints hold a non-finite value (" + modelKps[i] + ") at flat position " + i);
-            }
-        }
         long t0 = System.nanoTime();
         List<DeviceBuffer> buffers = new ArrayList<>();
         try (Arena arena = Arena.ofConfined()) {
-            byte[] mask = new byte[n];
-            for (int i = 0; i < n; i++) {
-                mask[i] = (byte) (votes.mask()[i] ? 1 : 0);
-            }
             DeviceBuffer v = upload(buffers, MemorySegment.ofArray(votes.votes()));
-            DeviceBuffer m = upload(buffers, MemorySegment.ofArray(mask));
+            DeviceBuffer m = upload(buffers, MemorySegment.ofArray(FusedPoseSolve.maskBytes(votes)));
             DeviceBuffer model = upload(buffers, MemorySegment.ofArray(modelKps));
             DeviceBuffer r = allocate(buffers, 9L * Float.BYTES);
             DeviceBuffer t = allocate(buffers, 3L * Float.BYTES);
@@ -81,7 +67,7 @@ public final class CudaPoseSolver implements PoseSolver {
             long bytes = (long) WORKSPACE_BYTES.invokeExact(1L, (long) k, (long) n);
             // a local, not a conditional expression: invokeExact would see that argument as an Object
             MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : p(allocate(buffers, bytes));
-            OpsLibrary.check((int) POSE_SOLVE_CUDA.invokeExact(p(v), p(m), MASK_BOOL, 1L, (long) k, (long) n, p(model), 0L,
+            OpsLibrary.check((int) POSE_SOLVE_CUDA.invokeExact(p(v), p(m), FusedPoseSolve.MASK_BOOL, 1L, (long) k, (long) n, p(model), 0L,
                     (long) k, settings.bandwidth(), (long) settings.maxIter(), settings.centerFilter() ? 1 : 0, p(r), p(t),
                     p(kps), p(inliers), MemorySegment.NULL, workspace, bytes, MemorySegment.NULL));
             // copies on the legacy default stream follow the kernel and wait for it
@@ -93,11 +79,7 @@ public final class CudaPoseSolver implements PoseSolver {
             t.copyToHost(th);
             kps.copyToHost(kh);
             inliers.copyToHost(ih);
-            double ms = (System.nanoTime() - t0) / 1e6;
-            float[] rr = rh.toArray(JAVA_FLOAT);
-            float[] tt = th.toArray(JAVA_FLOAT);
-            Pose pose = Float.isNaN(rr[0]) ? Pose.invalid() : Pose.of(rr, tt);
-            return new Solution(kh.toArray(JAVA_FLOAT), (int) ih.get(JAVA_LONG, 0), pose, ms, 0);
+            return FusedPoseSolve.solution(rh, th, kh, ih, t0);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {

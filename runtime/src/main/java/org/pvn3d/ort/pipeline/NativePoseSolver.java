@@ -1,7 +1,6 @@
 package org.pvn3d.ort.pipeline;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -10,7 +9,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.util.Locale;
 import org.pvn3d.ort.internal.OpsLibrary;
 
 /**
@@ -20,7 +18,6 @@ import org.pvn3d.ort.internal.OpsLibrary;
  * {@link JavaPoseSolver} stays the reference it is tested against.
  */
 public final class NativePoseSolver implements PoseSolver {
-    private static final int MASK_BOOL = 1; // PVN3D_MASK_BOOL: one byte per point, nonzero = masked
     private static final MethodHandle POSE_SOLVE_CPU = OpsLibrary.bind("pvn3d_pose_solve_cpu",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS,
                     JAVA_LONG, JAVA_LONG, JAVA_FLOAT, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
@@ -38,37 +35,27 @@ public final class NativePoseSolver implements PoseSolver {
 
     @Override
     public String name() {
-        return String.format(Locale.ROOT, "native pvn3d_pose_solve_cpu (mean shift bandwidth %.3g m, max_iter %d, center_filter %d)",
-                settings.bandwidth(), settings.maxIter(), settings.centerFilter() ? 1 : 0);
+        return FusedPoseSolve.describe("pvn3d_pose_solve_cpu", settings);
     }
 
     @Override
     public Solution solve(Votes votes, float[] modelKps) {
+        FusedPoseSolve.checkRows(votes, modelKps);
         int k = votes.k();
         int n = votes.n();
-        if (modelKps.length != k * 3) {
-            throw new IllegalArgumentException("model keypoints: " + modelKps.length / 3.0 + " rows, votes have K=" + k);
-        }
         long t0 = System.nanoTime();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment v = arena.allocateFrom(JAVA_FLOAT, votes.votes());
-            MemorySegment mask = arena.allocate(JAVA_BYTE, Math.max(1, n));
-            for (int i = 0; i < n; i++) {
-                mask.set(JAVA_BYTE, i, (byte) (votes.mask()[i] ? 1 : 0));
-            }
+            MemorySegment mask = arena.allocate(Math.max(1, n)).copyFrom(MemorySegment.ofArray(FusedPoseSolve.maskBytes(votes)));
             MemorySegment model = arena.allocateFrom(JAVA_FLOAT, modelKps);
             MemorySegment r = arena.allocate(JAVA_FLOAT, 9);
             MemorySegment t = arena.allocate(JAVA_FLOAT, 3);
             MemorySegment kps = arena.allocate(JAVA_FLOAT, (long) k * 3);
             MemorySegment inliers = arena.allocate(JAVA_LONG);
-            OpsLibrary.check((int) POSE_SOLVE_CPU.invokeExact(v, mask, MASK_BOOL, 1L, (long) k, (long) n, model, 0L,
-                    (long) k, settings.bandwidth(), (long) settings.maxIter(), settings.centerFilter() ? 1 : 0, r, t,
+            OpsLibrary.check((int) POSE_SOLVE_CPU.invokeExact(v, mask, FusedPoseSolve.MASK_BOOL, 1L, (long) k, (long) n, model,
+                    0L, (long) k, settings.bandwidth(), (long) settings.maxIter(), settings.centerFilter() ? 1 : 0, r, t,
                     kps, inliers));
-            double ms = (System.nanoTime() - t0) / 1e6;
-            float[] rr = r.toArray(JAVA_FLOAT);
-            float[] tt = t.toArray(JAVA_FLOAT);
-            Pose pose = Float.isNaN(rr[0]) ? Pose.invalid() : Pose.of(rr, tt);
-            return new Solution(kps.toArray(JAVA_FLOAT), (int) inliers.get(JAVA_LONG, 0), pose, ms, 0);
+            return FusedPoseSolve.solution(r, t, kps, inliers, t0);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {

@@ -3,6 +3,7 @@ package org.pvn3d.ort.pipeline;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.pvn3d.ort.pipeline.NativePoseSolverTest.maxDiff;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -18,34 +19,23 @@ class CudaPoseSolverTest {
         return Pvn3dOps.nativeBuiltWithCuda() && Pvn3dOps.cudaDeviceCount() > 0;
     }
 
-    static double maxDiff(float[] a, float[] b) {
-        double m = 0;
-        for (int i = 0; i < a.length; i++) {
-            m = Math.max(m, Math.abs(a[i] - b[i]));
-        }
-        return m;
-    }
-
     @Test
     void cudaEqualsTheCpuKernelAndTheJavaReferenceOnTheTinySample() {
         Assumptions.assumeTrue(hasGpu(), "no CUDA device (or a CPU-only libpvn3d_ops): this runs on the GPU machine");
         Pvn3dSample sample = Pvn3dSample.resource(Pvn3dSample.RESOURCE);
-        Votes votes;
-        try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu())) {
-            votes = p.run(sample).votes();
-        }
+        Votes votes = NativePoseSolverTest.tinyVotes(sample);
         PoseSolver.Solution java = new JavaPoseSolver().solve(votes, sample.modelKps());
         PoseSolver.Solution cpu = new NativePoseSolver().solve(votes, sample.modelKps());
         PoseSolver.Solution gpu = new CudaPoseSolver(0).solve(votes, sample.modelKps());
         System.out.printf("CudaPoseSolverTest: %d inliers; max |kps cuda - cpu| = %.3g m, |kps cuda - java| = %.3g m, "
                 + "|R cuda - cpu| = %.3g; %.2f ms on the GPU%n", gpu.inliers(), maxDiff(gpu.kps(), cpu.kps()),
-                maxDiff(gpu.kps(), java.kps()), maxDiff(toFloat(gpu.pose().r()), toFloat(cpu.pose().r())), gpu.clusteringMs());
+                maxDiff(gpu.kps(), java.kps()), maxDiff(gpu.pose().r(), cpu.pose().r()), gpu.clusteringMs());
         assertEquals(cpu.inliers(), gpu.inliers(), "points used after the centre filter");
         assertEquals(java.inliers(), gpu.inliers());
         assertTrue(maxDiff(gpu.kps(), cpu.kps()) < 1e-5);
         assertTrue(maxDiff(gpu.kps(), java.kps()) < 1e-5);
-        assertTrue(maxDiff(toFloat(gpu.pose().r()), toFloat(cpu.pose().r())) < 1e-5);
-        assertTrue(maxDiff(toFloat(gpu.pose().t()), toFloat(cpu.pose().t())) < 1e-5);
+        assertTrue(maxDiff(gpu.pose().r(), cpu.pose().r()) < 1e-5);
+        assertTrue(maxDiff(gpu.pose().t(), cpu.pose().t()) < 1e-5);
         assertEquals(1.0, gpu.pose().determinant(), 1e-5);
     }
 
@@ -82,13 +72,5 @@ class CudaPoseSolverTest {
         assertTrue(e instanceof OrtException || e instanceof UnsupportedOperationException, e.toString());
         assertTrue(e.getMessage() != null && !e.getMessage().isBlank(), e.toString());
         System.out.println("CudaPoseSolverTest without a GPU: " + e);
-    }
-
-    static float[] toFloat(double[] d) {
-        float[] f = new float[d.length];
-        for (int i = 0; i < d.length; i++) {
-            f[i] = (float) d[i];
-        }
-        return f;
     }
 }

@@ -10,24 +10,38 @@ import org.junit.jupiter.api.Test;
  * votes: the tiny model's votes on its sample, and an empty mask.
  */
 class NativePoseSolverTest {
+    /** The tiny model's votes on its shipped sample (the CPU provider). */
+    static Votes tinyVotes(Pvn3dSample sample) {
+        try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu())) {
+            return p.run(sample).votes();
+        }
+    }
+
+    static double maxDiff(float[] a, float[] b) {
+        double m = 0;
+        for (int i = 0; i < a.length; i++) {
+            m = Math.max(m, Math.abs(a[i] - b[i]));
+        }
+        return m;
+    }
+
+    static double maxDiff(double[] a, double[] b) {
+        double m = 0;
+        for (int i = 0; i < a.length; i++) {
+            m = Math.max(m, Math.abs(a[i] - b[i]));
+        }
+        return m;
+    }
+
     @Test
     void nativeEqualsTheJavaReferenceOnTheTinySample() {
         Pvn3dSample sample = Pvn3dSample.resource(Pvn3dSample.RESOURCE);
-        Votes votes;
-        try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu())) {
-            votes = p.run(sample).votes();
-        }
+        Votes votes = tinyVotes(sample);
         PoseSolver.Solution java = new JavaPoseSolver().solve(votes, sample.modelKps());
         PoseSolver.Solution nat = new NativePoseSolver().solve(votes, sample.modelKps());
         assertEquals(java.inliers(), nat.inliers(), "points used after the centre filter");
-        double maxKp = 0;
-        for (int i = 0; i < java.kps().length; i++) {
-            maxKp = Math.max(maxKp, Math.abs(java.kps()[i] - nat.kps()[i]));
-        }
-        double maxR = 0;
-        for (int i = 0; i < 9; i++) {
-            maxR = Math.max(maxR, Math.abs(java.pose().r()[i] - nat.pose().r()[i]));
-        }
+        double maxKp = maxDiff(java.kps(), nat.kps());
+        double maxR = maxDiff(java.pose().r(), nat.pose().r());
         System.out.printf("NativePoseSolverTest: %d inliers, max |kps java - native| = %.3g m, max |R java - native| = %.3g%n",
                 nat.inliers(), maxKp, maxR);
         // same float32 distances and weights on both sides; sums in double: the keypoints agree to float

@@ -73,10 +73,7 @@ class Pvn3dCudaPipelineTest {
             Pvn3dPipeline.Output a = bound.output(name);
             Pvn3dPipeline.Output b = plain.output(name);
             if (a.isFloat()) {
-                float max = 0;
-                for (int i = 0; i < a.floats().length; i++) {
-                    max = Math.max(max, Math.abs(a.floats()[i] - b.floats()[i]));
-                }
+                double max = NativePoseSolverTest.maxDiff(a.floats(), b.floats());
                 assertTrue(max <= 1e-5, name + " differs between IO binding and plain run by " + max);
             } else {
                 assertEquals(java.util.Arrays.toString(a.longs()), java.util.Arrays.toString(b.longs()), name);
