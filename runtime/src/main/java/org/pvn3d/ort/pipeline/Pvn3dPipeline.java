@@ -29,9 +29,10 @@ import org.pvn3d.ort.ops.Pvn3dOps;
  * <p>On CUDA the network runs device-resident by default: the inputs live in GPU buffers bound with an
  * {@link OrtIoBinding} together with outputs that ORT allocates on the GPU, so the run itself reads
  * and writes only device memory; each run's inputs are copied in first ("upload") and its outputs
- * out afterwards ("download", for the pose stage), each timed on its own. {@link Config#withIoBinding(boolean) withIoBinding(false)} runs
- * host tensors through a plain {@code session.run} instead (ORT then copies in and out on every run),
- * which is the CPU provider's only path.
+ * out afterwards ("download", for the pose stage), each timed on its own.
+ * {@link Config#withIoBinding(boolean) withIoBinding(false)} runs host tensors through a plain
+ * {@code session.run} instead (ORT then copies in and out on every run), which is the CPU provider's
+ * only path.
  *
  * <p>The inference stage is timed on its own: warm-up runs first (untimed; the first CUDA run
  * includes cuDNN's algorithm search), then {@link Config#repeat()} timed runs whose median is the
