@@ -16,8 +16,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.pvn3d.ort.OnnxTensor;
-import org.pvn3d.ort.OnnxTensorType;
-import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtSession;
 
@@ -34,12 +32,8 @@ import org.pvn3d.ort.OrtSession;
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xmx1g"})
 public class IoBindingBenchmark {
-    private static final long[] SHAPE = {16};
-
-    private OrtSession.SessionOptions options;
+    private Add16 add16;
     private OrtSession session;
-    private OnnxTensor a;
-    private OnnxTensor b;
     private OnnxTensor c;
     private Map<String, OnnxTensor> inputs;
     private Map<String, OnnxTensor> outputs;
@@ -47,35 +41,21 @@ public class IoBindingBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
-        byte[] model = BenchData.resource("/add16.onnx");
-        float[] data = new float[16];
-        for (int i = 0; i < data.length; i++) {
-            data[i] = i * 0.5f;
-        }
-        options = new OrtSession.SessionOptions();
-        options.setIntraOpNumThreads(1);
-        session = OrtEnvironment.getEnvironment().createSession(model, options);
-        a = OnnxTensor.createTensor(data, SHAPE);
-        b = OnnxTensor.createTensor(data, SHAPE);
-        c = OnnxTensor.allocate(OnnxTensorType.FLOAT, SHAPE);
-        inputs = Map.of("a", a, "b", b);
-        outputs = Map.of("c", c);
+        add16 = new Add16();
+        session = add16.session;
+        c = add16.c;
+        inputs = add16.inputs;
+        outputs = add16.outputs;
         binding = session.createIoBinding();
-        binding.bindInput("a", a).bindInput("b", b).bindOutput("c", c);
+        binding.bindInput("a", add16.a).bindInput("b", add16.b).bindOutput("c", c);
         session.run(binding);
-        if (c.getFloatArray()[3] != data[3] * 2) {
-            throw new IllegalStateException("add16 through the IO binding gave a wrong result");
-        }
+        Add16.check(c.getFloatArray(), "through the IO binding");
     }
 
     @TearDown(Level.Trial)
     public void tearDown() {
         binding.close();
-        a.close();
-        b.close();
-        c.close();
-        session.close();
-        options.close();
+        add16.close();
     }
 
     /** Plain run into the preallocated output (as TinyModelBenchmark.oursPreallocated). */

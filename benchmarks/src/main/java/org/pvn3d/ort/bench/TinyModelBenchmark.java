@@ -17,7 +17,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.pvn3d.ort.OnnxTensor;
-import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtSession;
 
@@ -47,14 +46,12 @@ import org.pvn3d.ort.OrtSession;
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xmx1g"})
 public class TinyModelBenchmark {
-    private static final long[] SHAPE = {16};
+    private static final long[] SHAPE = Add16.SHAPE;
 
-    private final float[] data = new float[16];
+    private final float[] data = Add16.DATA.clone();
 
-    private OrtSession.SessionOptions oursOptions;
+    private Add16 add16;
     private OrtSession ours;
-    private OnnxTensor a;
-    private OnnxTensor b;
     private OnnxTensor c;
     private Map<String, OnnxTensor> oursInputs;
     private Map<String, OnnxTensor> oursOutputs;
@@ -68,23 +65,16 @@ public class TinyModelBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws IOException, ai.onnxruntime.OrtException {
-        byte[] model = BenchData.resource("/add16.onnx");
-        for (int i = 0; i < data.length; i++) {
-            data[i] = i * 0.5f;
-        }
-        oursOptions = new OrtSession.SessionOptions();
-        oursOptions.setIntraOpNumThreads(1);
-        ours = OrtEnvironment.getEnvironment().createSession(model, oursOptions);
-        a = OnnxTensor.createTensor(data, SHAPE);
-        b = OnnxTensor.createTensor(data, SHAPE);
-        c = OnnxTensor.allocate(OnnxTensorType.FLOAT, SHAPE);
-        oursInputs = Map.of("a", a, "b", b);
-        oursOutputs = Map.of("c", c);
+        add16 = new Add16();
+        ours = add16.session;
+        c = add16.c;
+        oursInputs = add16.inputs;
+        oursOutputs = add16.outputs;
 
         jniEnv = ai.onnxruntime.OrtEnvironment.getEnvironment();
         jniOptions = new ai.onnxruntime.OrtSession.SessionOptions();
         jniOptions.setIntraOpNumThreads(1);
-        jni = jniEnv.createSession(model, jniOptions);
+        jni = jniEnv.createSession(add16.model, jniOptions);
         ja = ai.onnxruntime.OnnxTensor.createTensor(jniEnv, FloatBuffer.wrap(data), SHAPE);
         jb = ai.onnxruntime.OnnxTensor.createTensor(jniEnv, FloatBuffer.wrap(data), SHAPE);
         jniInputs = Map.of("a", ja, "b", jb);
@@ -96,20 +86,13 @@ public class TinyModelBenchmark {
                     + ", ORT's Java API " + jniVersion + " (point -Dpvn3d.ort.path and -Donnxruntime.native.path"
                     + " at the same folder)");
         }
-        float[] x = oursFresh();
-        float[] y = jniFresh();
-        if (x[3] != data[3] * 2 || y[3] != data[3] * 2) {
-            throw new IllegalStateException("add16 gave wrong results");
-        }
+        Add16.check(oursFresh(), "through this project's API");
+        Add16.check(jniFresh(), "through ORT's Java API");
     }
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        a.close();
-        b.close();
-        c.close();
-        ours.close();
-        oursOptions.close();
+        add16.close();
         ja.close();
         jb.close();
         try {
