@@ -1,27 +1,27 @@
 #!/usr/bin/env bash
-# Packs what the GPU machine needs to run the Java tests there (it has no Maven and no network):
-# the compiled classes and test classes (without the bundled ORT 1.16 natives: the GPU machine uses
-# its own ORT build), the JUnit console launcher, and the bunny test data. Writes .gpubundle/
-# (ignored by git), which a device call carries. Run from the repository root after `mvn -DskipTests
-# test-compile` (this script runs it).
+# Packs what the GPU machine needs to run the Java tests there (it has no Maven and no network): the
+# module jars as a user gets them (pvn3d-ops with libpvn3d_ops inside, built here with nvcc for sm_80
+# and sm_90 when nvcc is installed), each module's test classes, the JUnit console launcher, and the
+# bunny test data. No ORT inside: the GPU machine uses its own ORT build (the GPU kit). Writes
+# .gpubundle/ (ignored by git), which a device call carries. Run from the repository root.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 out=.gpubundle
+modules=(ffm-bindings runtime pvn3d-ops pvn3d-pipeline)
 JUNIT_CONSOLE=org.junit.platform:junit-platform-console-standalone:1.14.1
 grep -qxF "/$out/" .git/info/exclude 2>/dev/null || echo "/$out/" >> .git/info/exclude
-mvn -B -q -DskipTests test-compile -pl ffm-bindings,cuda-ops,runtime
+export PATH="$PATH:/usr/local/cuda/bin"
+mvn -B -q -DskipTests package -pl "$(IFS=,; echo "${modules[*]}")"
+rm -rf "$out"; mkdir -p "$out"
 mvn -B -q dependency:copy -Dartifact=$JUNIT_CONSOLE -DoutputDirectory="$top/$out" >/dev/null
-mkdir -p "$out"
-# the runtime's classes and resources, minus ORT's native libraries
-( cd runtime/target/classes && find . -type f ! -path './org/pvn3d/ort/native/*' | sed 's|^\./||' > "$top/$out/runtime-files.txt" \
-  && jar --create --file "$top/$out/runtime-classes.jar" @"$top/$out/runtime-files.txt" )
-# test classes stay a folder: the tests open their fixtures as files
-rm -rf "$out/test-classes" "$out/runtime-test-classes.jar"
-cp -r runtime/target/test-classes "$out/test-classes"
-( cd ffm-bindings/target/classes && jar --create --file "$top/$out/ffm-bindings.jar" . )
-rm -f "$out/runtime-files.txt"
-cp cuda-ops/target/cmake/bunny_positions.txt "$out/" 2>/dev/null || bash cuda-ops/tests/fetch_bunny.sh "$out"
+# the test helpers of the ops module's test jar are needed by the pipeline's tests
+for m in "${modules[@]}"; do
+  cp "$m/target/$m-0.1.0-SNAPSHOT.jar" "$out/$m.jar"
+  # test classes stay folders: the tests open their fixtures as files
+  [ -d "$m/target/test-classes" ] && cp -r "$m/target/test-classes" "$out/test-classes-$m"
+done
+cp pvn3d-ops/target/cmake/bunny_positions.txt "$out/" 2>/dev/null || bash cuda-ops/tests/fetch_bunny.sh "$out"
 # the bunny mesh for exporting the PVN3D model there (no npm on the GPU machine)
 cp "$(bash exporter/fetch_bunny.sh)" "$out/bunny.json"
 du -sh "$out"; ls -la "$out"

@@ -23,7 +23,7 @@ build=${BUILD:-/tmp/pvn3d-gpu-build}
 mkdir -p "$OUT"
 [ -x "$JAVA" ] || { echo "run-gpu-checks: no java at $JAVA" >&2; exit 1; }
 [ -d "$ORT_DIR" ] || { echo "run-gpu-checks: no ORT build at $ORT_DIR" >&2; exit 1; }
-[ -f "$bundle/runtime-classes.jar" ] || { echo "run-gpu-checks: no bundle in $bundle (run make-bundle.sh)" >&2; exit 1; }
+[ -f "$bundle/runtime.jar" ] || { echo "run-gpu-checks: no bundle in $bundle (run make-bundle.sh)" >&2; exit 1; }
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
 
 {
@@ -55,12 +55,15 @@ if [ -f "$bundle/bunny.json" ] && python3 -c 'import torch, onnx' 2>/dev/null; t
   fi
 fi
 
-java_run() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" -Dpvn3d.ops.path="$build/libpvn3d_ops.so" \
+# libpvn3d_ops comes from the pvn3d-ops jar (as a user gets it); ORT from the machine's build
+java_run() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" \
   -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx4g "$@"; }
+jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar"
+tests="$bundle/test-classes-runtime:$bundle/test-classes-pvn3d-ops:$bundle/test-classes-pvn3d-pipeline"
 echo "== Java suite on the GPU (CUDA provider)"
-cp="$bundle/runtime-classes.jar:$bundle/test-classes:$bundle/ffm-bindings.jar"
+cp="$jars:$tests"
 java_run "${pose_props[@]}" -Dpvn3d.test.memoryWarmup=40000 -jar "$bundle"/junit-platform-console-standalone-*.jar execute \
-  --class-path "$cp" --scan-class-path "$bundle/test-classes" --details=tree --disable-banner \
+  --class-path "$cp" --scan-class-path "$tests" --details=tree --disable-banner \
   ${JUNIT_ARGS:-} > "$OUT/junit.txt" 2>&1
 echo "junit exit $?"
 grep -E "^[A-Za-z]+Test: |IoBindingGpuTest|PoseOpsTest|PoseHeadModelTest" "$OUT/junit.txt" | head -40
@@ -73,11 +76,11 @@ if [ -z "${SKIP_PROBE:-}" ]; then
 fi
 
 echo "== ./pvn3d-ort's main job on the CUDA provider"
-java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
+java_run -cp "$jars" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
   --report "$OUT/pvn3d-report-cuda.json" --png "$OUT/pvn3d-pose-cuda.png" > "$OUT/cli-cuda.txt" 2>&1
 echo "cli exit $?"; cat "$OUT/cli-cuda.txt"
 echo "-- the same through a plain run with host tensors (--no-io-binding)" >> "$OUT/cli-cuda.txt"
-java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
+java_run -cp "$jars" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
   --no-io-binding --no-report --no-png 2>&1 | grep -E "^  (inference|verdict)|^  [a-z_]+ +\[" >> "$OUT/cli-cuda.txt"
 tail -8 "$OUT/cli-cuda.txt"
 
@@ -87,11 +90,11 @@ if [ -n "${FULL:-}" ]; then
       --out-dir /tmp/pvn3d-full > /tmp/pvn3d-full-export.txt 2>&1; then
     full_args=(--ep cuda --warmup 3 --runs 20 --model /tmp/pvn3d-full/pvn3d_full.onnx
       --sample /tmp/pvn3d-full/pvn3d_full_sample.bin --expected /tmp/pvn3d-full/pvn3d_full_expected.bin)
-    java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main "${full_args[@]}" \
+    java_run -cp "$jars" org.pvn3d.ort.cli.Main "${full_args[@]}" \
       --report "$OUT/pvn3d-report-full-cuda.json" --no-png > "$OUT/cli-full-cuda.txt" 2>&1
     echo "cli (full) exit $?"; cat "$OUT/cli-full-cuda.txt"
     echo "-- the same through a plain run with host tensors (--no-io-binding)" >> "$OUT/cli-full-cuda.txt"
-    java_run -cp "$bundle/runtime-classes.jar:$bundle/ffm-bindings.jar" org.pvn3d.ort.cli.Main "${full_args[@]}" \
+    java_run -cp "$jars" org.pvn3d.ort.cli.Main "${full_args[@]}" \
       --no-io-binding --no-report --no-png 2>&1 | grep -E "^  (inference|verdict)|^  [a-z_]+ +\[" >> "$OUT/cli-full-cuda.txt"
     tail -9 "$OUT/cli-full-cuda.txt"
     # the PyTorch side of the same sample on this GPU, for the latency comparison

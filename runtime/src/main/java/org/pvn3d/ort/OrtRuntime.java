@@ -12,6 +12,9 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.net.URL;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Properties;
 import java.util.stream.Stream;
@@ -22,16 +25,17 @@ import org.pvn3d.ort.internal.NativeFiles;
 /**
  * The ONNX Runtime library this process uses, loaded once.
  *
- * <p>By default that is the build shipped inside this library's jar (taken from
- * {@code com.microsoft.onnxruntime:onnxruntime_gpu}, see {@link #defaultArtifact()}), extracted once
- * into a per-version cache folder ({@code ~/.cache/pvn3d-ort}, or {@value NativeFiles#CACHE_PROPERTY}).
- * The system property {@value #PATH_PROPERTY} or the environment variable {@value #PATH_ENV} points
- * at another build instead: a folder holding {@code libonnxruntime.so*} and its provider libraries
- * (for example an ORT built for CUDA 13), or the library file itself.
+ * <p>This library carries no ONNX Runtime of its own: it takes {@code libonnxruntime.so} from the ORT
+ * artifact the application put on the class path ({@code com.microsoft.onnxruntime:onnxruntime} for
+ * the CPU, {@code onnxruntime_gpu} for CUDA 11.8; their JNI library is never used), extracted once into
+ * a cache folder ({@code ~/.cache/pvn3d-ort}, or {@value NativeFiles#CACHE_PROPERTY}) named after the
+ * jar. The system property {@value #PATH_PROPERTY} or the environment variable {@value #PATH_ENV}
+ * points at another build instead: a folder holding {@code libonnxruntime.so*} and its provider
+ * libraries (for example an ORT built for CUDA 12 or 13), or the library file itself.
  *
  * <p>Any runtime from 1.16 on works: the bindings ask for API version 16, which every later runtime
- * serves. An older runtime, a missing file or a library for another architecture is refused with a
- * message that says what was looked for and where.
+ * serves. An older runtime, a missing file or a library for another architecture is refused with an
+ * {@link OrtException} that says what was looked for and where, on every call until one loads.
  */
 public final class OrtRuntime {
     /** System property naming another ORT build (a folder or the library file). */
@@ -42,22 +46,25 @@ public final class OrtRuntime {
     public static final int API_VERSION = 16;
 
     private static final System.Logger LOG = System.getLogger(OrtRuntime.class.getName());
-    private static final String RESOURCE_DIR = "org/pvn3d/ort/native/" + NativeFiles.platform() + "/ort/";
-    private static final List<String> BUNDLED_FILES =
-            List.of("libonnxruntime.so", "libonnxruntime_providers_shared.so");
-    private static final String BUNDLED_CUDA = "libonnxruntime_providers_cuda.so";
+    /** Where ORT's own Java artifacts keep their native files. */
+    private static final String JAR_DIR = "ai/onnxruntime/native/" + NativeFiles.platform() + "/";
+    private static final String LIBRARY = "libonnxruntime.so";
+    private static final String PROVIDERS_SHARED = "libonnxruntime_providers_shared.so";
+    private static final String PROVIDERS_CUDA = "libonnxruntime_providers_cuda.so";
 
     private static volatile OrtRuntime instance;
 
     private final String version;
     private final Path library;
-    private final boolean bundled;
+    private final String source;
+    private final ClassPathOrt jar;
     private final MemorySegment api;
 
-    private OrtRuntime(String version, Path library, boolean bundled, MemorySegment api) {
+    private OrtRuntime(String version, Path library, String source, ClassPathOrt jar, MemorySegment api) {
         this.version = version;
         this.library = library;
-        this.bundled = bundled;
+        this.source = source;
+        this.jar = jar;
         this.api = api;
     }
 
@@ -96,19 +103,27 @@ public final class OrtRuntime {
         return compareVersions(this.version, version) >= 0;
     }
 
-    /** True when this is the build shipped in the jar rather than one the user pointed at. */
-    public boolean isBundled() {
-        return bundled;
+    /** True when the runtime came from an ORT jar on the class path rather than a folder the user named. */
+    public boolean isFromClassPath() {
+        return jar != null;
     }
 
-    /** The Maven coordinates of the bundled default runtime. */
-    public static String defaultArtifact() {
-        return buildProperties().getProperty("ort.artifact", "com.microsoft.onnxruntime:onnxruntime_gpu");
+    /** Where the runtime came from: the ORT jar on the class path, or the property / variable and its value. */
+    public String source() {
+        return source;
     }
 
     /** The version of this library (pvn3d-ort). */
     public static String libraryVersion() {
-        return buildProperties().getProperty("pvn3d.version", "unknown");
+        Properties p = new Properties();
+        try (InputStream in = OrtRuntime.class.getResourceAsStream("build.properties")) {
+            if (in != null) {
+                p.load(in);
+            }
+        } catch (IOException e) {
+            // a descriptive value only
+        }
+        return p.getProperty("pvn3d.version", "unknown");
     }
 
     /** The {@code OrtApi*} for API version 16 (internal use). */
@@ -116,23 +131,33 @@ public final class OrtRuntime {
         return api;
     }
 
+    /** Whether the CUDA execution provider's library is there to load (extracting nothing). */
+    public boolean hasCudaProvider() {
+        return jar != null ? jar.has(PROVIDERS_CUDA) : Files.exists(directory().resolve(PROVIDERS_CUDA));
+    }
+
     /**
-     * Makes sure the CUDA provider library sits beside the loaded runtime: for the bundled runtime
-     * it is extracted on first use (it is large); for a user's build it must already be there.
+     * Makes sure the CUDA provider library sits beside the loaded runtime: from an ORT jar it is
+     * extracted on first use (it is large); a folder the user named must already hold it.
      */
     public void ensureCudaProvider() {
-        Path cuda = directory().resolve(BUNDLED_CUDA);
-        if (bundled) {
-            NativeFiles.extract(RESOURCE_DIR + BUNDLED_CUDA, directory(), BUNDLED_CUDA);
-        } else if (!Files.exists(cuda)) {
+        if (jar != null) {
+            if (!jar.has(PROVIDERS_CUDA)) {
+                throw new OrtException(OrtErrorCode.ORT_NOT_IMPLEMENTED, "the ONNX Runtime on the class path ("
+                        + jar.description() + ") has no CUDA execution provider (" + JAR_DIR + PROVIDERS_CUDA
+                        + "): depend on com.microsoft.onnxruntime:onnxruntime_gpu (CUDA 11.8) instead, or set "
+                        + PATH_PROPERTY + " / " + PATH_ENV + " to a folder holding an ORT build for your CUDA");
+            }
+            jar.extract(PROVIDERS_CUDA, directory());
+        } else if (!Files.exists(directory().resolve(PROVIDERS_CUDA))) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "the CUDA execution provider needs "
-                    + BUNDLED_CUDA + " beside " + library + ", and there is none in " + directory());
+                    + PROVIDERS_CUDA + " beside " + library + ", and there is none in " + directory());
         }
     }
 
     @Override
     public String toString() {
-        return "ONNX Runtime " + version + " (" + library + (bundled ? ", bundled" : "") + ")";
+        return "ONNX Runtime " + version + " (" + library + ", from " + source + ")";
     }
 
     private static OrtRuntime load() {
@@ -143,13 +168,14 @@ public final class OrtRuntime {
             source = "environment variable " + PATH_ENV;
         }
         Path library;
-        boolean bundled;
+        ClassPathOrt jar = null;
         if (configured != null && !configured.isBlank()) {
             library = findLibrary(Path.of(configured), source);
-            bundled = false;
+            source = source + " = " + configured;
         } else {
-            library = extractBundled();
-            bundled = true;
+            jar = ClassPathOrt.find();
+            library = jar.extractRuntime();
+            source = jar.description();
         }
         NativeFiles.checkElfArchitecture(library);
         Arena arena = Arena.global();
@@ -183,7 +209,7 @@ public final class OrtRuntime {
                     + " does not serve C API version " + API_VERSION);
         }
         api = api.reinterpret(OrtApi.layout().byteSize());
-        OrtRuntime runtime = new OrtRuntime(version, library, bundled, api);
+        OrtRuntime runtime = new OrtRuntime(version, library, source, jar, api);
         LOG.log(System.Logger.Level.DEBUG, "loaded {0}", runtime);
         return runtime;
     }
@@ -207,36 +233,6 @@ public final class OrtRuntime {
         }
     }
 
-    private static Path extractBundled() {
-        if (!NativeFiles.hasResource(RESOURCE_DIR + BUNDLED_FILES.getFirst())) {
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no ONNX Runtime for " + NativeFiles.platform()
-                    + " on the class path (looked for " + RESOURCE_DIR + BUNDLED_FILES.getFirst() + "); set "
-                    + PATH_PROPERTY + " or " + PATH_ENV + " to a folder holding libonnxruntime.so");
-        }
-        Path dir = NativeFiles.cacheRoot().resolve("ort-" + buildProperties().getProperty("ort.version", "unknown")
-                + "-" + NativeFiles.platform());
-        Path library = null;
-        for (String name : BUNDLED_FILES) {
-            Path p = NativeFiles.extract(RESOURCE_DIR + name, dir, name);
-            if (library == null) {
-                library = p;
-            }
-        }
-        return library;
-    }
-
-    private static Properties buildProperties() {
-        Properties p = new Properties();
-        try (InputStream in = OrtRuntime.class.getResourceAsStream("build.properties")) {
-            if (in != null) {
-                p.load(in);
-            }
-        } catch (IOException e) {
-            // only descriptive values come from here; fall back to the defaults
-        }
-        return p;
-    }
-
     /** Compares dotted version strings numerically ("1.9" < "1.16"); non-numeric parts count as 0. */
     static int compareVersions(String a, String b) {
         String[] x = a.split("[.-]");
@@ -258,6 +254,84 @@ public final class OrtRuntime {
             return Integer.parseInt(parts[i]);
         } catch (NumberFormatException e) {
             return 0;
+        }
+    }
+
+    /**
+     * An ORT artifact's jar on the class path: where its native files are, and their extraction into
+     * a cache folder named after the jar and the library's CRC (two ORT versions never share one).
+     */
+    private record ClassPathOrt(ClassLoader loader, URL library, String description, Path cacheDir) {
+        static ClassPathOrt find() {
+            List<URL> found = new ArrayList<>();
+            for (ClassLoader loader : loaders()) {
+                try {
+                    for (URL url : Collections.list(loader.getResources(JAR_DIR + LIBRARY))) {
+                        if (!found.contains(url)) {
+                            found.add(url);
+                        }
+                    }
+                } catch (IOException e) {
+                    // an unreadable class-path entry: keep looking in the others
+                }
+                if (!found.isEmpty()) {
+                    ClassLoader chosen = loader;
+                    URL url = found.getFirst();
+                    if (found.size() > 1) {
+                        LOG.log(System.Logger.Level.WARNING, "several ONNX Runtime jars on the class path, using {0}: {1}",
+                                url, found);
+                    }
+                    String jarName = jarName(url);
+                    Path dir = NativeFiles.cacheRoot().resolve(jarName + "-" + NativeFiles.platform() + "-" + NativeFiles.crc(url));
+                    return new ClassPathOrt(chosen, url, jarName + ".jar (" + url + ")", dir);
+                }
+            }
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no ONNX Runtime found: looked for " + JAR_DIR + LIBRARY
+                    + " on the class path (an ORT artifact's jar: com.microsoft.onnxruntime:onnxruntime for the CPU, "
+                    + "onnxruntime_gpu for CUDA 11.8) and found none, and neither " + PATH_PROPERTY + " nor " + PATH_ENV
+                    + " names a folder holding libonnxruntime.so");
+        }
+
+        private static List<ClassLoader> loaders() {
+            List<ClassLoader> loaders = new ArrayList<>();
+            ClassLoader context = Thread.currentThread().getContextClassLoader();
+            if (context != null) {
+                loaders.add(context);
+            }
+            ClassLoader own = OrtRuntime.class.getClassLoader();
+            if (own != null && own != context) {
+                loaders.add(own);
+            }
+            return loaders;
+        }
+
+        boolean has(String name) {
+            return loader.getResource(JAR_DIR + name) != null;
+        }
+
+        /** Extracts the runtime and, where the jar has it, the shared provider library; returns the runtime. */
+        Path extractRuntime() {
+            Path runtime = extract(LIBRARY, cacheDir);
+            if (has(PROVIDERS_SHARED)) {
+                extract(PROVIDERS_SHARED, cacheDir);
+            }
+            return runtime;
+        }
+
+        Path extract(String name, Path dir) {
+            return NativeFiles.extract(loader, JAR_DIR + name, dir, name);
+        }
+
+        /** "onnxruntime_gpu-1.16.3" for a jar named so; "onnxruntime" where the URL names no jar. */
+        private static String jarName(URL url) {
+            String s = url.toString();
+            int bang = s.indexOf("!/");
+            if (!s.startsWith("jar:") || bang < 0) {
+                return "onnxruntime";
+            }
+            String file = s.substring(0, bang);
+            file = file.substring(file.lastIndexOf('/') + 1);
+            return file.endsWith(".jar") ? file.substring(0, file.length() - 4) : file;
         }
     }
 }

@@ -20,9 +20,16 @@ class OrtRuntimeTest {
         assertEquals(runtime.library().getParent(), runtime.directory());
         assertTrue(runtime.api().byteSize() > 0);
         if (System.getProperty(OrtRuntime.PATH_PROPERTY) == null && System.getenv(OrtRuntime.PATH_ENV) == null) {
-            assertTrue(runtime.isBundled());
+            // the tests' class path carries com.microsoft.onnxruntime:onnxruntime (CPU only)
+            assertTrue(runtime.isFromClassPath());
             assertEquals("1.16.3", runtime.version());
-            assertTrue(OrtRuntime.defaultArtifact().endsWith("onnxruntime_gpu:1.16.3"), OrtRuntime.defaultArtifact());
+            assertTrue(runtime.source().startsWith("onnxruntime-1.16.3.jar"), runtime.source());
+            assertTrue(runtime.library().getParent().getFileName().toString().startsWith("onnxruntime-1.16.3-"),
+                    runtime.library().toString());
+            assertTrue(!runtime.hasCudaProvider());
+            OrtException noCuda = assertThrows(OrtException.class, runtime::ensureCudaProvider);
+            assertEquals(OrtErrorCode.ORT_NOT_IMPLEMENTED, noCuda.getCode());
+            assertTrue(noCuda.getMessage().contains("onnxruntime_gpu"), noCuda.getMessage());
         }
         assertTrue(OrtEnvironment.getEnvironment().getAvailableProviders().contains("CPUExecutionProvider"));
     }
@@ -76,15 +83,28 @@ class OrtRuntimeTest {
     }
 
     @Test
-    void extractionIsAtomicAndIdempotent(@TempDir Path dir) throws IOException {
-        String resource = "models/add16.onnx";
-        Path first = NativeFiles.extract(resource, dir, "add16.onnx");
+    void extractionFromAJarIsAtomicAndIdempotent(@TempDir Path dir) throws IOException {
+        String resource = "org/junit/jupiter/api/Test.class"; // inside JUnit's jar
+        ClassLoader loader = OrtRuntimeTest.class.getClassLoader();
+        assertTrue(loader.getResource(resource).toString().startsWith("jar:"));
+        Path first = NativeFiles.extract(loader, resource, dir, "Test.class");
+        assertEquals(dir.resolve("Test.class"), first);
         long modified = Files.getLastModifiedTime(first).toMillis();
-        Path second = NativeFiles.extract(resource, dir, "add16.onnx");
+        Path second = NativeFiles.extract(loader, resource, dir, "Test.class");
         assertEquals(first, second);
         assertEquals(modified, Files.getLastModifiedTime(second).toMillis());
         try (var files = Files.list(dir)) {
             assertEquals(1, files.count(), "no temporary files left behind");
+        }
+    }
+
+    @Test
+    void aResourceInAClassPathFolderIsUsedInPlace(@TempDir Path dir) throws IOException {
+        ClassLoader loader = OrtRuntimeTest.class.getClassLoader();
+        Path inPlace = NativeFiles.extract(loader, "models/add16.onnx", dir, "add16.onnx");
+        assertTrue(inPlace.endsWith(Path.of("models", "add16.onnx")) && Files.isRegularFile(inPlace), inPlace.toString());
+        try (var files = Files.list(dir)) {
+            assertEquals(0, files.count(), "nothing copied");
         }
     }
 }

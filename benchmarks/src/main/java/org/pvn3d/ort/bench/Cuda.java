@@ -9,7 +9,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import org.pvn3d.ort.internal.OpsLibrary;
+import org.pvn3d.ort.ops.OpsLibrary;
 
 /**
  * The few calls of libpvn3d_ops's device API (cuda-ops/device/device.h) the benchmarks need: device
@@ -69,7 +69,7 @@ final class Cuda {
     /** Fails with a clear message where there is no CUDA device or libpvn3d_ops has no CUDA kernels. */
     static void require() {
         if (!OpsLibrary.builtWithCuda()) {
-            throw new IllegalStateException(OpsLibrary.PATH + " was built without CUDA: run the CUDA benchmarks "
+            throw new IllegalStateException(OpsLibrary.load() + " was built without CUDA: run the CUDA benchmarks "
                     + "with a CUDA build of libpvn3d_ops (-Dpvn3d.ops.path), or leave them out (-p device=cpu)");
         }
         if (deviceCount() == 0) {

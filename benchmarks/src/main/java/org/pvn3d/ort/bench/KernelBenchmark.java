@@ -19,7 +19,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-import org.pvn3d.ort.internal.OpsLibrary;
+import org.pvn3d.ort.ops.OpsLibrary;
 
 /**
  * Every operator's CPU kernel and CUDA kernel called directly through libpvn3d_ops's C ABI (FFM

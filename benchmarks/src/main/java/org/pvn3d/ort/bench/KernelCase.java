@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.pvn3d.ort.OnnxTensorType;
-import org.pvn3d.ort.internal.OpsLibrary;
+import org.pvn3d.ort.ops.OpsLibrary;
 
 /**
  * One operator at one size, named like {@code BallQuery_B1_N12288_M2048_S16_r0.0175}: the operator

@@ -17,8 +17,8 @@ public final class CudaCopy {
             MemorySegment staged = dst.isNative() ? dst : arena.allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize());
             MemorySegment s = stream == null ? MemorySegment.NULL : stream.acquire();
             try {
-                DeviceApi.check((int) DeviceApi.D2H_ASYNC.invokeExact(staged, MemorySegment.ofAddress(src), dst.byteSize(), s));
-                DeviceApi.check((int) DeviceApi.STREAM_SYNCHRONIZE.invokeExact(s));
+                DeviceApi.check((int) DeviceApi.functions().D2H_ASYNC.invokeExact(staged, MemorySegment.ofAddress(src), dst.byteSize(), s));
+                DeviceApi.check((int) DeviceApi.functions().STREAM_SYNCHRONIZE.invokeExact(s));
             } finally {
                 if (stream != null) {
                     stream.release();
@@ -38,8 +38,8 @@ public final class CudaCopy {
             MemorySegment staged = src.isNative() ? src : arena.allocate(Math.max(1, src.byteSize()), 64).asSlice(0, src.byteSize()).copyFrom(src);
             MemorySegment s = stream == null ? MemorySegment.NULL : stream.acquire();
             try {
-                DeviceApi.check((int) DeviceApi.H2D_ASYNC.invokeExact(MemorySegment.ofAddress(dst), staged, src.byteSize(), s));
-                DeviceApi.check((int) DeviceApi.STREAM_SYNCHRONIZE.invokeExact(s));
+                DeviceApi.check((int) DeviceApi.functions().H2D_ASYNC.invokeExact(MemorySegment.ofAddress(dst), staged, src.byteSize(), s));
+                DeviceApi.check((int) DeviceApi.functions().STREAM_SYNCHRONIZE.invokeExact(s));
             } finally {
                 if (stream != null) {
                     stream.release();

@@ -5,15 +5,14 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import org.pvn3d.ort.internal.OpsLibrary;
 
 /**
- * CUDA devices as libpvn3d_ops sees them: how many there are, what they are, how much memory is
- * free. Works in a library built without CUDA too ({@link #count()} is then 0, everything else throws
- * an {@code OrtException} with code {@code ORT_NOT_IMPLEMENTED}).
+ * CUDA devices as the CUDA runtime ({@code libcudart}, found as {@link DeviceApi} describes) sees them:
+ * how many there are, what they are, how much memory is free. Without a CUDA runtime library or a
+ * driver {@link #count()} is 0 and everything else throws an {@code OrtException}.
  */
 public final class CudaDevice {
-    /** What {@code cudaGetDeviceProperties} says about one device. */
+    /** What the CUDA runtime says about one device. */
     public record Properties(int device, String name, int computeCapabilityMajor, int computeCapabilityMinor,
             long totalMemory, int multiprocessors) {}
 
@@ -26,17 +25,20 @@ public final class CudaDevice {
 
     private CudaDevice() {}
 
-    /** Whether libpvn3d_ops was built with CUDA. */
-    public static boolean builtWithCuda() {
-        return OpsLibrary.builtWithCuda();
+    /** Whether a CUDA runtime library can be loaded in this process (a device may still be missing). */
+    public static boolean hasRuntime() {
+        return DeviceApi.available();
     }
 
-    /** Number of CUDA devices (0 without a device, a driver, or a CUDA build of libpvn3d_ops). */
+    /** Number of CUDA devices (0 without a device, a driver, or a CUDA runtime library). */
     public static int count() {
+        if (!DeviceApi.available()) {
+            return 0;
+        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_INT);
-            int status = (int) DeviceApi.DEVICE_COUNT.invokeExact(out);
-            return status == OpsLibrary.OK ? out.get(JAVA_INT, 0) : 0;
+            int status = (int) DeviceApi.functions().DEVICE_COUNT.invokeExact(out);
+            return status == 0 ? out.get(JAVA_INT, 0) : 0;
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         }
@@ -44,19 +46,24 @@ public final class CudaDevice {
 
     /** Whether at least one CUDA device can be used. */
     public static boolean isAvailable() {
-        return builtWithCuda() && count() > 0;
+        return count() > 0;
     }
 
     public static Properties properties(int device) {
+        DeviceApi.Functions f = DeviceApi.functions();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment name = arena.allocate(256);
-            MemorySegment major = arena.allocate(JAVA_INT);
-            MemorySegment minor = arena.allocate(JAVA_INT);
-            MemorySegment total = arena.allocate(JAVA_LONG);
-            MemorySegment sms = arena.allocate(JAVA_INT);
-            DeviceApi.check((int) DeviceApi.DEVICE_PROPERTIES.invokeExact(device, name, 256L, major, minor, total, sms));
-            return new Properties(device, name.getString(0), major.get(JAVA_INT, 0), minor.get(JAVA_INT, 0),
-                    total.get(JAVA_LONG, 0), sms.get(JAVA_INT, 0));
+            MemorySegment prop = arena.allocate(DeviceApi.PROP_BYTES, 16);
+            DeviceApi.check((int) f.DEVICE_PROPERTIES.invokeExact(prop, device), "cudaGetDeviceProperties");
+            MemorySegment value = arena.allocate(JAVA_INT);
+            int[] attrs = {DeviceApi.ATTR_COMPUTE_CAPABILITY_MAJOR, DeviceApi.ATTR_COMPUTE_CAPABILITY_MINOR,
+                DeviceApi.ATTR_MULTIPROCESSOR_COUNT};
+            int[] values = new int[attrs.length];
+            for (int i = 0; i < attrs.length; i++) {
+                DeviceApi.check((int) f.DEVICE_ATTRIBUTE.invokeExact(value, attrs[i], device), "cudaDeviceGetAttribute");
+                values[i] = value.get(JAVA_INT, 0);
+            }
+            return new Properties(device, prop.getString(0), values[0], values[1],
+                    prop.get(JAVA_LONG, DeviceApi.PROP_TOTAL_GLOBAL_MEM_OFFSET), values[2]);
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         }
@@ -65,7 +72,7 @@ public final class CudaDevice {
     /** Makes {@code device} the calling thread's current device ({@code cudaSetDevice}). */
     public static void setCurrent(int device) {
         try {
-            DeviceApi.check((int) DeviceApi.SET_DEVICE.invokeExact(device));
+            DeviceApi.check((int) DeviceApi.functions().SET_DEVICE.invokeExact(device));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         }
@@ -75,7 +82,7 @@ public final class CudaDevice {
     public static int current() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_INT);
-            DeviceApi.check((int) DeviceApi.GET_DEVICE.invokeExact(out));
+            DeviceApi.check((int) DeviceApi.functions().GET_DEVICE.invokeExact(out));
             return out.get(JAVA_INT, 0);
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
@@ -87,7 +94,7 @@ public final class CudaDevice {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment free = arena.allocate(JAVA_LONG);
             MemorySegment total = arena.allocate(JAVA_LONG);
-            DeviceApi.check((int) DeviceApi.MEM_GET_INFO.invokeExact(free, total));
+            DeviceApi.check((int) DeviceApi.functions().MEM_GET_INFO.invokeExact(free, total));
             return new MemoryInfo(free.get(JAVA_LONG, 0), total.get(JAVA_LONG, 0));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
@@ -103,7 +110,7 @@ public final class CudaDevice {
     /** Waits for all work on the current device. */
     public static void synchronize() {
         try {
-            DeviceApi.check((int) DeviceApi.DEVICE_SYNCHRONIZE.invokeExact());
+            DeviceApi.check((int) DeviceApi.functions().DEVICE_SYNCHRONIZE.invokeExact());
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         }

@@ -16,7 +16,7 @@ public final class CudaEvent extends NativeObject {
     public static CudaEvent create() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            DeviceApi.check((int) DeviceApi.EVENT_CREATE.invokeExact(out));
+            DeviceApi.check((int) DeviceApi.functions().EVENT_CREATE.invokeExact(out));
             return new CudaEvent(out.get(ADDRESS, 0));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
@@ -27,7 +27,7 @@ public final class CudaEvent extends NativeObject {
     public void record(CudaStream stream) {
         MemorySegment e = acquire();
         try {
-            DeviceApi.check((int) DeviceApi.EVENT_RECORD.invokeExact(e, DeviceApi.streamOf(stream)));
+            DeviceApi.check((int) DeviceApi.functions().EVENT_RECORD.invokeExact(e, DeviceApi.streamOf(stream)));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         } finally {
@@ -39,7 +39,7 @@ public final class CudaEvent extends NativeObject {
     public void synchronize() {
         MemorySegment e = acquire();
         try {
-            DeviceApi.check((int) DeviceApi.EVENT_SYNCHRONIZE.invokeExact(e));
+            DeviceApi.check((int) DeviceApi.functions().EVENT_SYNCHRONIZE.invokeExact(e));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         } finally {
@@ -54,7 +54,7 @@ public final class CudaEvent extends NativeObject {
             MemorySegment e = end.acquire();
             try {
                 MemorySegment out = arena.allocate(JAVA_FLOAT);
-                DeviceApi.check((int) DeviceApi.EVENT_ELAPSED.invokeExact(out, s, e));
+                DeviceApi.check((int) DeviceApi.functions().EVENT_ELAPSED.invokeExact(out, s, e));
                 return out.get(JAVA_FLOAT, 0);
             } finally {
                 end.release();
@@ -69,7 +69,7 @@ public final class CudaEvent extends NativeObject {
     @Override
     protected void releaseNative(MemorySegment handle) {
         try {
-            DeviceApi.check((int) DeviceApi.EVENT_DESTROY.invokeExact(handle));
+            DeviceApi.check((int) DeviceApi.functions().EVENT_DESTROY.invokeExact(handle));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         }

@@ -8,21 +8,13 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import org.pvn3d.ort.internal.NativeObject;
-import org.pvn3d.ort.internal.OpsLibrary;
 
 /**
- * A CUDA stream created by Java (through libpvn3d_ops's device API), e.g. to run a session on with
+ * A CUDA stream created by Java (through the CUDA runtime), e.g. to run a session on with
  * {@link org.pvn3d.ort.providers.OrtCUDAProviderOptions#setUserComputeStream}. The stream must
  * outlive the sessions that use it.
  */
 public final class CudaStream extends NativeObject {
-    private static final MethodHandle CREATE = OpsLibrary.bind("pvn3d_cuda_stream_create",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle DESTROY = OpsLibrary.bind("pvn3d_cuda_stream_destroy",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS));
-    private static final MethodHandle SYNCHRONIZE = OpsLibrary.bind("pvn3d_cuda_stream_synchronize",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS));
-
     private CudaStream(MemorySegment stream) {
         super("cudaStream", stream);
     }
@@ -31,10 +23,10 @@ public final class CudaStream extends NativeObject {
     public static CudaStream create() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            OpsLibrary.check((int) CREATE.invokeExact(out, 1));
+            DeviceApi.check((int) DeviceApi.functions().STREAM_CREATE.invokeExact(out), "cudaStreamCreateWithFlags");
             return new CudaStream(out.get(ADDRESS, 0));
         } catch (Throwable t) {
-            throw OpsLibrary.rethrow(t);
+            throw DeviceApi.rethrow(t);
         }
     }
 
@@ -42,9 +34,9 @@ public final class CudaStream extends NativeObject {
     public void synchronize() {
         MemorySegment s = acquire();
         try {
-            OpsLibrary.check((int) SYNCHRONIZE.invokeExact(s));
+            DeviceApi.check((int) DeviceApi.functions().STREAM_SYNCHRONIZE.invokeExact(s), "cudaStreamSynchronize");
         } catch (Throwable t) {
-            throw OpsLibrary.rethrow(t);
+            throw DeviceApi.rethrow(t);
         } finally {
             release();
         }
@@ -53,9 +45,9 @@ public final class CudaStream extends NativeObject {
     @Override
     protected void releaseNative(MemorySegment handle) {
         try {
-            OpsLibrary.check((int) DESTROY.invokeExact(handle));
+            DeviceApi.check((int) DeviceApi.functions().STREAM_DESTROY.invokeExact(handle), "cudaStreamDestroy");
         } catch (Throwable t) {
-            throw OpsLibrary.rethrow(t);
+            throw DeviceApi.rethrow(t);
         }
     }
 }

@@ -30,7 +30,7 @@ public final class DeviceBuffer extends CudaBuffer {
         int device = CudaDevice.current();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            DeviceApi.check((int) DeviceApi.MALLOC.invokeExact(out, bytes));
+            DeviceApi.check((int) DeviceApi.functions().MALLOC.invokeExact(out, bytes));
             return new DeviceBuffer(out.get(ADDRESS, 0), bytes, device);
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
@@ -57,7 +57,7 @@ public final class DeviceBuffer extends CudaBuffer {
 
     private static void free(MemorySegment pointer) {
         try {
-            DeviceApi.check((int) DeviceApi.FREE.invokeExact(pointer));
+            DeviceApi.check((int) DeviceApi.functions().FREE.invokeExact(pointer));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         }
@@ -77,7 +77,7 @@ public final class DeviceBuffer extends CudaBuffer {
         checkRange(offset, src.byteSize());
         MemorySegment p = beginUse();
         try {
-            DeviceApi.check((int) DeviceApi.H2D_ASYNC.invokeExact(p.reinterpret(byteSize()).asSlice(offset),
+            DeviceApi.check((int) DeviceApi.functions().H2D_ASYNC.invokeExact(p.reinterpret(byteSize()).asSlice(offset),
                     src, src.byteSize(), DeviceApi.streamOf(stream)));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
@@ -92,7 +92,7 @@ public final class DeviceBuffer extends CudaBuffer {
         checkRange(offset, dst.byteSize());
         MemorySegment p = beginUse();
         try {
-            DeviceApi.check((int) DeviceApi.D2H_ASYNC.invokeExact(dst, p.reinterpret(byteSize()).asSlice(offset),
+            DeviceApi.check((int) DeviceApi.functions().D2H_ASYNC.invokeExact(dst, p.reinterpret(byteSize()).asSlice(offset),
                     dst.byteSize(), DeviceApi.streamOf(stream)));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
@@ -109,7 +109,7 @@ public final class DeviceBuffer extends CudaBuffer {
         try {
             MemorySegment d = beginUse();
             try {
-                DeviceApi.check((int) DeviceApi.D2D_ASYNC.invokeExact(d.reinterpret(byteSize()).asSlice(dstOffset),
+                DeviceApi.check((int) DeviceApi.functions().D2D_ASYNC.invokeExact(d.reinterpret(byteSize()).asSlice(dstOffset),
                         s.reinterpret(src.byteSize()).asSlice(srcOffset), bytes, DeviceApi.streamOf(stream)));
             } finally {
                 endUse();
@@ -125,7 +125,7 @@ public final class DeviceBuffer extends CudaBuffer {
     public void fillAsync(int value, CudaStream stream) {
         MemorySegment p = beginUse();
         try {
-            DeviceApi.check((int) DeviceApi.MEMSET_ASYNC.invokeExact(p, value, byteSize(), DeviceApi.streamOf(stream)));
+            DeviceApi.check((int) DeviceApi.functions().MEMSET_ASYNC.invokeExact(p, value, byteSize(), DeviceApi.streamOf(stream)));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         } finally {
@@ -176,7 +176,7 @@ public final class DeviceBuffer extends CudaBuffer {
 
     private static void sync(CudaStream stream) {
         try {
-            DeviceApi.check((int) DeviceApi.STREAM_SYNCHRONIZE.invokeExact(DeviceApi.streamOf(stream)));
+            DeviceApi.check((int) DeviceApi.functions().STREAM_SYNCHRONIZE.invokeExact(DeviceApi.streamOf(stream)));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         }

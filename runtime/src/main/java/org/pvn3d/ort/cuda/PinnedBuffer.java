@@ -39,7 +39,7 @@ public final class PinnedBuffer extends CudaBuffer {
         Arena scope = Arena.ofShared();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            DeviceApi.check((int) DeviceApi.MALLOC_HOST.invokeExact(out, bytes, mapped ? 1 : 0));
+            DeviceApi.check((int) DeviceApi.functions().MALLOC_HOST.invokeExact(out, bytes, mapped ? 1 : 0));
             return new PinnedBuffer(out.get(ADDRESS, 0), bytes, device, mapped, scope);
         } catch (Throwable t) {
             scope.close();
@@ -50,7 +50,7 @@ public final class PinnedBuffer extends CudaBuffer {
     private static void freeHost(MemorySegment pointer, Arena scope) {
         scope.close();
         try {
-            DeviceApi.check((int) DeviceApi.FREE_HOST.invokeExact(pointer));
+            DeviceApi.check((int) DeviceApi.functions().FREE_HOST.invokeExact(pointer));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         }
@@ -78,7 +78,7 @@ public final class PinnedBuffer extends CudaBuffer {
         MemorySegment p = beginUse();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            DeviceApi.check((int) DeviceApi.HOST_DEVICE_POINTER.invokeExact(out, p));
+            DeviceApi.check((int) DeviceApi.functions().HOST_DEVICE_POINTER.invokeExact(out, p));
             return out.get(ADDRESS, 0).address();
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);

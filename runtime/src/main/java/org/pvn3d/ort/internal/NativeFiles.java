@@ -2,6 +2,10 @@ package org.pvn3d.ort.internal;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.JarURLConnection;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLConnection;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -9,6 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Locale;
+import java.util.jar.JarEntry;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 
@@ -52,28 +57,35 @@ public final class NativeFiles {
         return base.resolve("pvn3d-ort");
     }
 
-    /** True when the class path carries {@code resource}. */
-    public static boolean hasResource(String resource) {
-        return NativeFiles.class.getClassLoader().getResource(resource) != null;
-    }
-
     /**
-     * Extracts {@code resource} to {@code dir/name} unless a file of the same size is already there,
-     * and returns its path.
+     * Extracts the class-path resource {@code resource} of {@code loader} to {@code dir/name} unless a
+     * file of the same size is already there, and returns its path. A resource that is a plain file (a
+     * class-path folder rather than a jar) is used where it is.
      */
-    public static Path extract(String resource, Path dir, String name) {
+    public static Path extract(ClassLoader loader, String resource, Path dir, String name) {
         Path target = dir.resolve(name);
-        try (InputStream in = NativeFiles.class.getClassLoader().getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no class-path resource " + resource);
+        URL url = loader.getResource(resource);
+        if (url == null) {
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no class-path resource " + resource);
+        }
+        if ("file".equals(url.getProtocol())) {
+            // a class-path folder (a development build): the file is already on disk, use it in place
+            try {
+                return Path.of(url.toURI());
+            } catch (URISyntaxException | IllegalArgumentException e) {
+                // fall through to a copy
             }
-            long size = resourceSize(resource);
+        }
+        try {
+            URLConnection connection = url.openConnection();
+            connection.setUseCaches(false);
+            long size = connection.getContentLengthLong();
             if (Files.isRegularFile(target) && size >= 0 && Files.size(target) == size) {
                 return target;
             }
             Files.createDirectories(dir);
             Path tmp = Files.createTempFile(dir, name + ".", ".part");
-            try {
+            try (InputStream in = connection.getInputStream()) {
                 Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } finally {
@@ -82,18 +94,28 @@ public final class NativeFiles {
             return target;
         } catch (IOException e) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE,
-                    "cannot extract " + resource + " to " + target + ": " + e, e);
+                    "cannot extract " + resource + " (" + url + ") to " + target + ": " + e, e);
         }
     }
 
-    private static long resourceSize(String resource) throws IOException {
-        var url = NativeFiles.class.getClassLoader().getResource(resource);
-        if (url == null) {
-            return -1;
+    /**
+     * The CRC-32 of a jar entry as 8 hex digits (read from the jar's directory, without reading the
+     * entry), to name cache folders so that two builds of one file never share one; "nocrc" where the
+     * URL is not a jar entry (a class-path folder during development).
+     */
+    public static String crc(URL url) {
+        try {
+            if (url.openConnection() instanceof JarURLConnection jarConnection) {
+                jarConnection.setUseCaches(false);
+                JarEntry entry = jarConnection.getJarEntry();
+                if (entry != null && entry.getCrc() >= 0) {
+                    return String.format("%08x", entry.getCrc());
+                }
+            }
+        } catch (IOException e) {
+            // only names a cache folder
         }
-        var conn = url.openConnection();
-        conn.setUseCaches(false);
-        return conn.getContentLengthLong();
+        return "nocrc";
     }
 
     /**

@@ -80,8 +80,7 @@ public final class Main {
     static void printVersion(PrintStream out) {
         OrtRuntime runtime = OrtRuntime.get();
         out.println("pvn3d-ort " + OrtRuntime.libraryVersion());
-        out.println("ONNX Runtime " + runtime.version() + " at " + runtime.library()
-                + (runtime.isBundled() ? " (bundled " + OrtRuntime.defaultArtifact() + ")" : " (from " + OrtRuntime.PATH_PROPERTY + "/" + OrtRuntime.PATH_ENV + ")"));
+        out.println("ONNX Runtime " + runtime.version() + " at " + runtime.library() + " (from " + runtime.source() + ")");
         out.println("execution providers: " + OrtEnvironment.getEnvironment().getAvailableProviders());
         out.println("libpvn3d_ops " + Pvn3dOps.nativeVersion() + " at " + Pvn3dOps.nativeLibrary() + " (CUDA kernels: "
                 + (Pvn3dOps.nativeBuiltWithCuda() ? "yes, " + Pvn3dOps.cudaDeviceCount() + " device(s)" : "no") + ")");

@@ -9,7 +9,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import org.pvn3d.ort.internal.OpsLibrary;
+import org.pvn3d.ort.ops.OpsLibrary;
 
 /**
  * The pose stage on libpvn3d_ops's fused CPU kernel ({@code pvn3d_pose_solve_cpu}: mean shift on all

@@ -7,9 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.invoke.MethodHandle;
-import java.nio.file.Path;
 import org.pvn3d.ort.OrtException;
-import org.pvn3d.ort.internal.OpsLibrary;
 
 /**
  * The operator functions of libpvn3d_ops (cuda-ops/include/pvn3d_ops.h) as typed downcall handles,
@@ -19,7 +17,6 @@ import org.pvn3d.ort.internal.OpsLibrary;
 final class Pvn3dNative {
     static final String LIBRARY = OpsLibrary.LIBRARY;
     static final int OK = OpsLibrary.OK;
-    static final Path PATH = OpsLibrary.PATH;
 
     private static final FunctionDescriptor STATUS_PTR = FunctionDescriptor.of(JAVA_INT, ADDRESS);
 

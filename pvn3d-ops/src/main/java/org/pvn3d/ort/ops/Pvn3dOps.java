@@ -91,21 +91,24 @@ public final class Pvn3dOps {
 
     /** The loaded libpvn3d_ops's version ("MAJOR.MINOR.PATCH"). */
     public static String nativeVersion() {
-        return Pvn3dNative.version();
+        OpsLibrary.load();
+        return OpsLibrary.version();
     }
 
     /** Where libpvn3d_ops was loaded from. */
     public static Path nativeLibrary() {
-        return Pvn3dNative.PATH;
+        return OpsLibrary.load();
     }
 
     /** Whether libpvn3d_ops was built with its CUDA kernels. */
     public static boolean nativeBuiltWithCuda() {
-        return Pvn3dNative.builtWithCuda();
+        OpsLibrary.load();
+        return OpsLibrary.builtWithCuda();
     }
 
     /** CUDA devices visible to libpvn3d_ops (0 without a device, a driver, or a CUDA build). */
     public static int cudaDeviceCount() {
+        OpsLibrary.load();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_INT);
             int status = (int) Pvn3dNative.CUDA_DEVICE_COUNT.invokeExact(out);

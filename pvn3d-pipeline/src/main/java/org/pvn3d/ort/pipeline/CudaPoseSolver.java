@@ -12,7 +12,7 @@ import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
 import org.pvn3d.ort.cuda.DeviceBuffer;
-import org.pvn3d.ort.internal.OpsLibrary;
+import org.pvn3d.ort.ops.OpsLibrary;
 
 /**
  * The pose stage on the GPU: libpvn3d_ops's fused CUDA kernel ({@code pvn3d_pose_solve_cuda}: mean

@@ -1,4 +1,4 @@
-package org.pvn3d.ort.internal;
+package org.pvn3d.ort.ops;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -9,19 +9,24 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
+import org.pvn3d.ort.internal.NativeFiles;
 
 /**
- * libpvn3d_ops (cuda-ops/include/pvn3d_ops.h), loaded once: where it comes from, {@link #bind} for
- * typed downcall handles to its functions, and the turning of its status codes into exceptions.
+ * libpvn3d_ops (cuda-ops/include/pvn3d_ops.h), loaded on first use: where it comes from, {@link #bind}
+ * for typed downcall handles to its functions, and the turning of its status codes into exceptions.
  *
  * <p>Where the library comes from: the system property {@value #PATH_PROPERTY} or the environment
  * variable {@value #PATH_ENV} (the file itself, or a folder holding {@code libpvn3d_ops.so}), else
- * the copy inside this library's jar, extracted once to {@code <cache>/ops-<version>/}.
+ * the copy inside this artifact's jar, extracted once to {@code <cache>/pvn3d-ops-<version>-<crc>/}.
+ * A library that cannot be found or loaded fails {@link #load()} with an {@link OrtException} that
+ * says what was looked for and where, on every call until one loads (never a class-initialisation
+ * error): every entry point of this package calls it before touching a native function.
  *
  * <p>{@link #check} turns a non-OK {@code pvn3d_status} into an {@link OrtException} carrying the
  * calling thread's {@code pvn3d_last_error()} message: it must run on the thread that made the
@@ -31,6 +36,8 @@ public final class OpsLibrary {
     public static final String PATH_PROPERTY = "pvn3d.ops.path";
     public static final String PATH_ENV = "PVN3D_OPS_PATH";
     public static final String LIBRARY = "libpvn3d_ops.so";
+    /** Where the jar keeps the library, below the platform folder. */
+    static final String RESOURCE_DIR = "org/pvn3d/ort/ops/native/";
 
     public static final int OK = 0;
     public static final int ERR_INVALID_ARGUMENT = 1;
@@ -39,17 +46,40 @@ public final class OpsLibrary {
     public static final int ERR_NO_CUDA = 4;
     public static final int ERR_OUT_OF_MEMORY = 5;
 
-    /** Where the library was loaded from. */
-    public static final Path PATH = locate();
-    private static final SymbolLookup LOOKUP = load(PATH);
     private static final Linker LINKER = Linker.nativeLinker();
+    private static volatile Loaded loaded;
 
-    private static final MethodHandle LAST_ERROR = bind("pvn3d_last_error", FunctionDescriptor.of(ADDRESS));
-    private static final MethodHandle STATUS_NAME = bind("pvn3d_status_name", FunctionDescriptor.of(ADDRESS, JAVA_INT));
-    private static final MethodHandle VERSION = bind("pvn3d_version", FunctionDescriptor.of(ADDRESS));
-    private static final MethodHandle BUILT_WITH_CUDA = bind("pvn3d_built_with_cuda", FunctionDescriptor.of(JAVA_INT));
+    private record Loaded(Path path, SymbolLookup lookup) {}
+
+    /** The library's own information functions, bound once it is loaded. */
+    private static final class Info {
+        static final MethodHandle LAST_ERROR = bind("pvn3d_last_error", FunctionDescriptor.of(ADDRESS));
+        static final MethodHandle STATUS_NAME = bind("pvn3d_status_name", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+        static final MethodHandle VERSION = bind("pvn3d_version", FunctionDescriptor.of(ADDRESS));
+        static final MethodHandle BUILT_WITH_CUDA = bind("pvn3d_built_with_cuda", FunctionDescriptor.of(JAVA_INT));
+    }
 
     private OpsLibrary() {}
+
+    /** Loads the library (once); returns where it was loaded from. Throws an {@link OrtException} while it cannot. */
+    public static Path load() {
+        return loaded().path();
+    }
+
+    private static Loaded loaded() {
+        Loaded l = loaded;
+        if (l == null) {
+            synchronized (OpsLibrary.class) {
+                l = loaded;
+                if (l == null) {
+                    Path path = locate();
+                    l = new Loaded(path, open(path));
+                    loaded = l;
+                }
+            }
+        }
+        return l;
+    }
 
     /** Throws an {@link OrtException} with the library's message when {@code status} is not OK. */
     public static void check(int status) {
@@ -61,7 +91,7 @@ public final class OpsLibrary {
     public static OrtException failure(int status) {
         String message;
         try {
-            message = ((MemorySegment) LAST_ERROR.invokeExact()).reinterpret(Integer.MAX_VALUE).getString(0);
+            message = ((MemorySegment) Info.LAST_ERROR.invokeExact()).reinterpret(Integer.MAX_VALUE).getString(0);
         } catch (Throwable t) {
             message = "";
         }
@@ -79,7 +109,7 @@ public final class OpsLibrary {
 
     public static String statusName(int status) {
         try {
-            return ((MemorySegment) STATUS_NAME.invokeExact(status)).reinterpret(256).getString(0);
+            return ((MemorySegment) Info.STATUS_NAME.invokeExact(status)).reinterpret(256).getString(0);
         } catch (Throwable t) {
             return "status " + status;
         }
@@ -87,7 +117,7 @@ public final class OpsLibrary {
 
     public static String version() {
         try {
-            return ((MemorySegment) VERSION.invokeExact()).reinterpret(256).getString(0);
+            return ((MemorySegment) Info.VERSION.invokeExact()).reinterpret(256).getString(0);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -95,7 +125,7 @@ public final class OpsLibrary {
 
     public static boolean builtWithCuda() {
         try {
-            return (int) BUILT_WITH_CUDA.invokeExact() != 0;
+            return (int) Info.BUILT_WITH_CUDA.invokeExact() != 0;
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -114,8 +144,9 @@ public final class OpsLibrary {
 
     /** A downcall handle to one of the library's functions; fails clearly if it is missing. */
     public static MethodHandle bind(String symbol, FunctionDescriptor descriptor) {
-        MemorySegment address = LOOKUP.find(symbol).orElseThrow(() -> new OrtException(OrtErrorCode.ORT_FAIL,
-                PATH + " does not export " + symbol + ": it is not a matching build of libpvn3d_ops"));
+        Loaded l = loaded();
+        MemorySegment address = l.lookup().find(symbol).orElseThrow(() -> new OrtException(OrtErrorCode.ORT_FAIL,
+                l.path() + " does not export " + symbol + ": it is not a matching build of libpvn3d_ops"));
         return LINKER.downcallHandle(address, descriptor);
     }
 
@@ -137,19 +168,25 @@ public final class OpsLibrary {
             }
             return p;
         }
-        String resource = "org/pvn3d/ort/native/" + NativeFiles.platform() + "/" + LIBRARY;
-        if (!NativeFiles.hasResource(resource)) {
+        ClassLoader loader = OpsLibrary.class.getClassLoader();
+        String resource = RESOURCE_DIR + NativeFiles.platform() + "/" + LIBRARY;
+        URL url = loader.getResource(resource);
+        if (url == null) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no " + LIBRARY + " for " + NativeFiles.platform()
-                    + " on the class path (looked for " + resource + "); set " + PATH_PROPERTY + " or " + PATH_ENV);
+                    + " on the class path (looked for " + resource + " beside " + OpsLibrary.class.getName()
+                    + "); set " + PATH_PROPERTY + " or " + PATH_ENV + " to the library or its folder");
         }
-        return NativeFiles.extract(resource, NativeFiles.cacheRoot().resolve("ops-" + OrtRuntime.libraryVersion()), LIBRARY);
+        String folder = "pvn3d-ops-" + OrtRuntime.libraryVersion() + "-" + NativeFiles.platform() + "-" + NativeFiles.crc(url);
+        return NativeFiles.extract(loader, resource, NativeFiles.cacheRoot().resolve(folder), LIBRARY);
     }
 
-    private static SymbolLookup load(Path path) {
+    private static SymbolLookup open(Path path) {
         NativeFiles.checkElfArchitecture(path);
         try {
+            // System.load as well, so that generated bindings' loader lookup sees the same library.
+            System.load(path.toAbsolutePath().toString());
             return SymbolLookup.libraryLookup(path, Arena.global());
-        } catch (IllegalArgumentException e) {
+        } catch (UnsatisfiedLinkError | IllegalArgumentException e) {
             throw new OrtException(OrtErrorCode.ORT_FAIL, "cannot load " + path + ": " + e.getMessage()
                     + " (a CUDA build needs the CUDA runtime libraries on the library path)", e);
         }
