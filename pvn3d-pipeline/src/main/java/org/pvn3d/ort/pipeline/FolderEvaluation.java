@@ -5,7 +5,9 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.stream.Stream;
 import org.pvn3d.ort.OrtErrorCode;
@@ -18,9 +20,12 @@ import org.pvn3d.ort.OrtException;
 public final class FolderEvaluation {
     private FolderEvaluation() {}
 
-    /** One sample's outcome; the metrics are NaN when it has no ground truth, {@code error} set when it failed. */
+    /**
+     * One sample's outcome; the metrics are NaN when it has no ground truth, {@code error} set when it
+     * failed; {@code occlusion} is the fraction of the object hidden (NaN where the sample does not say).
+     */
     public record Row(String name, int points, int masked, int inliers, double add, double adds, double diameter, double ms,
-            String error) {
+            String error, double occlusion) {
         public boolean addCorrect() {
             return add < 0.1 * diameter;
         }
@@ -64,6 +69,63 @@ public final class FolderEvaluation {
             return (int) rows.stream().filter(r -> r.error() != null).count();
         }
 
+        /** The occlusion bins of {@link #byOcclusion()}: [0,10%), [10%,20%), ... [50%,60%), 60% and more. */
+        public static final double[] OCCLUSION_BINS = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
+
+        /** Accuracy per occlusion level, over the evaluated rows that say their occlusion (bins with no row left out). */
+        public Map<String, Summary> byOcclusion() {
+            Map<String, Summary> out = new LinkedHashMap<>();
+            for (int b = 0; b < OCCLUSION_BINS.length; b++) {
+                double lo = OCCLUSION_BINS[b];
+                double hi = b + 1 < OCCLUSION_BINS.length ? OCCLUSION_BINS[b + 1] : Double.POSITIVE_INFINITY;
+                List<Row> in = rows.stream().filter(Row::evaluated)
+                        .filter(r -> r.occlusion() >= lo && r.occlusion() < hi).toList();
+                if (!in.isEmpty()) {
+                    String label = Double.isInfinite(hi) ? String.format(Locale.ROOT, ">=%.0f%%", 100 * lo)
+                            : String.format(Locale.ROOT, "%.0f-%.0f%%", 100 * lo, 100 * hi);
+                    out.put(label, new Summary(in));
+                }
+            }
+            return out;
+        }
+
+        /** The accuracy by occlusion level as a table (empty when no row says its occlusion). */
+        public String occlusionTable() {
+            Map<String, Summary> bins = byOcclusion();
+            if (bins.isEmpty()) {
+                return "";
+            }
+            StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-10s %7s %11s %11s %9s %9s%n", "occlusion",
+                    "samples", "ADD [mm]", "ADD-S [mm]", "ADD ok", "ADD-S ok"));
+            bins.forEach((label, s) -> sb.append(String.format(Locale.ROOT, "%-10s %7d %11.2f %11.2f %8.1f%% %8.1f%%%n", label,
+                    s.evaluated(), 1000 * s.meanAdd(), 1000 * s.meanAdds(), 100 * s.addAccuracy(), 100 * s.addsAccuracy())));
+            return sb.toString();
+        }
+
+        /**
+         * The accuracy report as JSON: sample counts, the accuracies (fraction under 10% of the
+         * diameter), mean ADD / ADD-S in millimetres, and the same per occlusion level.
+         */
+        public String toJson(String provider, String model, String dataset) {
+            Map<String, Object> json = new LinkedHashMap<>();
+            json.put("samples", rows.size());
+            json.put("evaluated", evaluated());
+            json.put("failed", failures());
+            json.put("provider", provider);
+            json.put("model", model);
+            json.put("dataset", dataset);
+            json.putAll(metrics());
+            Map<String, Object> bins = new LinkedHashMap<>();
+            byOcclusion().forEach((label, s) -> {
+                Map<String, Object> bin = new LinkedHashMap<>();
+                bin.put("samples", s.evaluated());
+                bin.putAll(s.metrics());
+                bins.put(label, bin);
+            });
+            json.put("by_occlusion", bins);
+            return Json.write(json);
+        }
+
         /** The summary table. */
         public String table() {
             StringBuilder sb = new StringBuilder();
@@ -88,15 +150,25 @@ public final class FolderEvaluation {
             }
             return sb.toString();
         }
+
+        private Map<String, Object> metrics() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("add_s_accuracy", addsAccuracy());
+            m.put("add_accuracy", addAccuracy());
+            m.put("mean_add_s_mm", 1000 * meanAdds());
+            m.put("mean_add_mm", 1000 * meanAdd());
+            return m;
+        }
     }
 
-    /** The PVT1 files ({@code *.bin}) directly in {@code folder}, sorted by name. */
+    /** The PVT1 sample files ({@code *.bin}, not {@value Pvn3dSample#MODEL_FILE}) directly in {@code folder}, sorted by name. */
     public static List<Path> samples(Path folder) {
         if (!Files.isDirectory(folder)) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no folder " + folder);
         }
         try (Stream<Path> s = Files.list(folder)) {
-            return s.filter(p -> p.getFileName().toString().endsWith(".bin") && Files.isRegularFile(p)).sorted().toList();
+            return s.filter(p -> p.getFileName().toString().endsWith(".bin") && Files.isRegularFile(p))
+                    .filter(p -> !p.getFileName().toString().equals(Pvn3dSample.MODEL_FILE)).sorted().toList();
         } catch (IOException e) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot list " + folder + ": " + e, e);
         }
@@ -122,10 +194,10 @@ public final class FolderEvaluation {
                 double ms = (System.nanoTime() - t0) / 1e6;
                 PoseMetrics.Result m = r.metrics();
                 rows.add(new Row(name, r.votes().n(), r.votes().maskedCount(), r.pose().inliers(), m == null ? Double.NaN : m.add(),
-                        m == null ? Double.NaN : m.adds(), m == null ? Double.NaN : m.diameter(), ms, null));
+                        m == null ? Double.NaN : m.adds(), m == null ? Double.NaN : m.diameter(), ms, null, sample.occlusion()));
             } catch (RuntimeException e) {
                 rows.add(new Row(name, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, (System.nanoTime() - t0) / 1e6,
-                        String.valueOf(e.getMessage())));
+                        String.valueOf(e.getMessage()), Double.NaN));
             }
         }
         if (progress != null) {

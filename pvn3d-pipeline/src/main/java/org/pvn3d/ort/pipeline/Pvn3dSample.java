@@ -16,26 +16,85 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.io.PvtFile;
 
 /**
- * One PVN3D sample in a PVT1 file, with the entry names of the exporter's fixture
+ * One PVN3D sample in a PVT1 file, with the entry names of the exporter's fixtures and datasets
  * (exporter/README.md): the model inputs {@code rgb}, {@code cld_rgb_nrm}, {@code choose}, then the scene:
- * {@code image [H,W,3]} (float RGB in [0,1]), {@code cam_K [3,3]}, {@code labels}, {@code gt_R [3,3]},
- * {@code gt_t [3]}, {@code model_kps [K,3]} (centre last), {@code model_points [n,3]},
- * {@code model_diameter [1]}. The inputs and {@code model_kps} are required; the rest is optional
- * (no ground truth: no ADD / ADD-S; no image or intrinsics: no picture).
+ * {@code image [H,W,3]}, {@code cam_K [3,3]}, {@code labels}, {@code gt_R [3,3]}, {@code gt_t [3]},
+ * {@code model_kps [K,3]} (centre last), {@code model_points [n,3]}, {@code model_diameter [1]}, and
+ * optionally {@code occlusion [1]} (the fraction of the object hidden) and {@code seed [1]}.
+ *
+ * <p>Two layouts are read. The fixture layout holds everything, with {@code image} as floats in [0,1].
+ * The dataset layout ({@code exporter/make_dataset.py}) keeps each file small: {@code image} is the
+ * camera's uint8 picture and {@code rgb} is left out (it is recomputed here, bit for bit as the
+ * generator computes it: {@code (x/255 - mean) / std} in float32 with ImageNet's mean and std), and
+ * the object's entries ({@code model_kps}, {@code model_points}, {@code model_diameter}) sit once in
+ * {@value #MODEL_FILE} beside the samples, merged in by {@link #read(Path)}.
+ * The inputs and {@code model_kps} are required; the rest is optional (no ground truth: no ADD /
+ * ADD-S; no image or intrinsics: no picture).
  */
 public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
     /** The class-path resource of the shipped sample. */
     public static final String RESOURCE = "/pvn3d/pvn3d_tiny_sample.bin";
 
+    /** The file of a dataset folder that holds the object's entries shared by its samples. */
+    public static final String MODEL_FILE = "model.bin";
+
+    private static final float[] IMAGENET_MEAN = {0.485f, 0.456f, 0.406f};
+    private static final float[] IMAGENET_STD = {0.229f, 0.224f, 0.225f};
+
     public Pvn3dSample {
+        entries = derived(source, entries);
         if (!entries.containsKey("cld_rgb_nrm") || !entries.containsKey("model_kps")) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": a PVN3D sample needs at least 'cld_rgb_nrm' and 'model_kps' (it has "
                     + entries.keySet() + ")");
         }
     }
 
+    /** Reads a sample file; a {@value #MODEL_FILE} beside it supplies the object entries the file lacks. */
     public static Pvn3dSample read(Path path) {
-        return new Pvn3dSample(path.getFileName().toString(), PvtFile.read(path));
+        Map<String, PvtFile.Entry> entries = new LinkedHashMap<>(PvtFile.read(path));
+        Path model = path.resolveSibling(MODEL_FILE);
+        if (!path.getFileName().toString().equals(MODEL_FILE) && Files.isRegularFile(model)) {
+            PvtFile.read(model).forEach(entries::putIfAbsent);
+        }
+        return new Pvn3dSample(path.getFileName().toString(), entries);
+    }
+
+    /**
+     * The dataset layout made whole: {@code rgb} from a uint8 {@code image} where it is missing, and the
+     * image as floats in [0,1] (what the fixture layout stores).
+     */
+    private static Map<String, PvtFile.Entry> derived(String source, Map<String, PvtFile.Entry> entries) {
+        PvtFile.Entry image = entries.get("image");
+        if (image == null || image.type() != OnnxTensorType.UINT8) {
+            return entries;
+        }
+        long[] s = image.shape();
+        if (s.length != 3 || s[2] != 3) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": a uint8 'image' must be [H,W,3], not "
+                    + java.util.Arrays.toString(s));
+        }
+        int h = Math.toIntExact(s[0]);
+        int w = Math.toIntExact(s[1]);
+        byte[] px = image.data();
+        float[] unit = new float[px.length];
+        float[] rgb = new float[px.length];
+        for (int i = 0; i < px.length; i++) {
+            int c = i % 3;
+            float v = (px[i] & 0xff) / 255f;
+            unit[i] = v;
+            // [H,W,3] -> [1,3,H,W]; float32 arithmetic in the generator's order
+            rgb[c * h * w + i / 3] = (v - IMAGENET_MEAN[c]) / IMAGENET_STD[c];
+        }
+        Map<String, PvtFile.Entry> out = new LinkedHashMap<>(entries);
+        out.put("image", floatEntry("image", s, unit));
+        out.putIfAbsent("rgb", floatEntry("rgb", new long[] {1, 3, h, w}, rgb));
+        return out;
+    }
+
+    private static PvtFile.Entry floatEntry(String name, long[] shape, float[] values) {
+        ByteBuffer buf = ByteBuffer.allocate(4 * values.length).order(ByteOrder.LITTLE_ENDIAN);
+        buf.asFloatBuffer().put(values);
+        return new PvtFile.Entry(name, OnnxTensorType.FLOAT, shape.clone(), buf.array());
     }
 
     /** A PVT1 class-path resource (e.g. {@link #RESOURCE}). */
@@ -137,5 +196,10 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
 
     public boolean hasImage() {
         return has("image") && has("cam_K");
+    }
+
+    /** The fraction of the object hidden by occluders, or NaN where the sample does not say. */
+    public double occlusion() {
+        return has("occlusion") ? entry("occlusion").floats()[0] : Double.NaN;
     }
 }
