@@ -22,7 +22,7 @@
 #ifndef PVN3D_BALL_QUERY_H
 #define PVN3D_BALL_QUERY_H
 
-#include "../common/status.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {

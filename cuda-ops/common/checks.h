@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "status.h"
+#include "status_internal.h"
 
 #define PVN3D_TRY(expr)                           \
   do {                                            \

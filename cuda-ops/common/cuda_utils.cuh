@@ -20,7 +20,7 @@
 
 #include <cstdint>
 
-#include "status.h"
+#include "status_internal.h"
 
 namespace pvn3d {
 namespace cuda {

@@ -1,4 +1,4 @@
-#include "index_check.h"
+#include "index_check_internal.h"
 
 #include <atomic>
 

@@ -7,7 +7,7 @@
 #ifndef PVN3D_COMMON_NOCUDA_H
 #define PVN3D_COMMON_NOCUDA_H
 
-#include "status.h"
+#include "status_internal.h"
 
 #define PVN3D_NO_CUDA() pvn3d::fail(PVN3D_ERR_NO_CUDA, "%s: built without CUDA", __func__)
 

@@ -1,4 +1,4 @@
-#include "status.h"
+#include "status_internal.h"
 
 #include <cstdarg>
 #include <cstdio>

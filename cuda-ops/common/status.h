@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(_WIN32)
+#if defined(_WIN32) && defined(PVN3D_BUILDING_LIBRARY)
 #define PVN3D_API __declspec(dllexport)
+#elif defined(_WIN32)
+#define PVN3D_API __declspec(dllimport)
 #else
 #define PVN3D_API __attribute__((visibility("default")))
 #endif
@@ -57,16 +59,6 @@ PVN3D_API int pvn3d_get_num_threads(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
-
-namespace pvn3d {
-/* Sets the thread's last-error message (printf-style) and returns the status, for
- * `return fail(PVN3D_ERR_INVALID_ARGUMENT, "...", ...);` at the error site. */
-pvn3d_status fail(pvn3d_status status, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-}  // namespace pvn3d
 #endif
 
 #endif /* PVN3D_COMMON_STATUS_H */

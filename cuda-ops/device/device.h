@@ -14,7 +14,7 @@
 #ifndef PVN3D_DEVICE_DEVICE_H
 #define PVN3D_DEVICE_DEVICE_H
 
-#include "../common/status.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {

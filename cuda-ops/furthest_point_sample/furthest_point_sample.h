@@ -23,7 +23,7 @@
 #ifndef PVN3D_FURTHEST_POINT_SAMPLE_H
 #define PVN3D_FURTHEST_POINT_SAMPLE_H
 
-#include "../common/status.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -18,7 +18,7 @@
 #ifndef PVN3D_GATHER_POINTS_H
 #define PVN3D_GATHER_POINTS_H
 
-#include "../common/status.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,7 +29,7 @@ PVN3D_API pvn3d_status pvn3d_gather_points_cpu(int64_t B, int64_t C, int64_t N, 
                                                 const int64_t* idx, float* out);
 
 /* CUDA launcher (device pointers) on `stream` (cudaStream_t, NULL = legacy default); no sync.
- * index_error: caller-owned device int64[2] (common/index_check.h): after the stream work is done it
+ * index_error: caller-owned device int64[2] (index_check.h): after the stream work is done it
  * holds {-1, -1}, or {lowest flat position in idx of a bad index, that index}; out is 0 wherever the
  * index was bad. Turn it into the CPU path's status with
  * pvn3d_index_error_describe("PVN3D_GatherPoints", "idx", pos, value, N). NULL: no report. */

@@ -2,7 +2,7 @@
 #include "gather_points.h"
 
 #include "../common/gather_cpu.h"
-#include "../common/index_check.h"
+#include "../common/index_check_internal.h"
 #include "gather_points_args.h"
 
 extern "C" pvn3d_status pvn3d_gather_points_cpu(int64_t B, int64_t C, int64_t N, int64_t M, const float* features,

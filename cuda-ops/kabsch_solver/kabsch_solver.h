@@ -23,7 +23,7 @@
  *     "PVN3D_KabschSolver: input <model_kps|pred_kps> holds a non-finite value (<v>) at flat
  *      position <p>" (the lowest position in model_kps, else in pred_kps), nothing written.
  *     CUDA: known only after the kernel ran. The batch items concerned get NaN in R and t, and if
- *     `input_error` is not NULL it receives the report, with the protocol of common/index_check.h
+ *     `input_error` is not NULL it receives the report, with the protocol of index_check.h
  *     (a caller-owned DEVICE buffer of 2 int64, reset by the launcher, read after the stream
  *     synchronised):
  *       input_error[0]  -1 when every value was finite, else the lowest flat position of a
@@ -39,7 +39,7 @@
 #ifndef PVN3D_KABSCH_SOLVER_H
 #define PVN3D_KABSCH_SOLVER_H
 
-#include "../common/status.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {

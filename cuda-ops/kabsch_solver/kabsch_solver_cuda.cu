@@ -4,7 +4,7 @@
 
 #include "../common/checks.h"
 #include "../common/cuda_utils.cuh"
-#include "../common/index_check.h"
+#include "index_check.h"
 #include "kabsch_core.h"
 #include "kabsch_internal.h"
 #include "kabsch_solver_cuda.cuh"

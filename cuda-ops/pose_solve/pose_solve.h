@@ -28,7 +28,7 @@
 #ifndef PVN3D_POSE_SOLVE_H
 #define PVN3D_POSE_SOLVE_H
 
-#include "../common/status.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {

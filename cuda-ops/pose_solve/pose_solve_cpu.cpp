@@ -8,7 +8,7 @@
 #include "../common/threads.h"
 #include "../kabsch_solver/kabsch_core.h"
 #include "../kabsch_solver/kabsch_internal.h"
-#include "../vote_aggregate/vote_aggregate.h"
+#include "vote_aggregate.h"
 #include "../vote_aggregate/vote_aggregate_internal.h"
 
 extern "C" pvn3d_status pvn3d_pose_solve_cpu(const float* votes, const void* mask, int mask_dtype, int64_t B,

@@ -6,7 +6,7 @@
 #include "../common/cuda_utils.cuh"
 #include "../kabsch_solver/kabsch_internal.h"
 #include "../kabsch_solver/kabsch_solver_cuda.cuh"
-#include "../vote_aggregate/vote_aggregate.h"
+#include "vote_aggregate.h"
 #include "../vote_aggregate/vote_aggregate_cuda.cuh"
 #include "../vote_aggregate/vote_aggregate_internal.h"
 

@@ -1,19 +1,30 @@
 // CUDA kernel timings at the sizes of perf-targets.md: CUDA events around each launch, median over
-// many launches after warm-up, on a stream of our own. Random clouds in a 0.5 m cube (the same
-// factories as the tests). Not a test: prints a table, exit 0 unless something failed.
+// many launches after warm-up, on a stream of our own. Random clouds in a 0.5 m cube and PVN3D-like
+// vote scenes (the same input factories as the tests, support/test_data.h). Not a test: prints a table,
+// exit 0 unless something failed (77 without a CUDA device).
 //
-//   pvn3d_bench_cuda [--quick]
+//   pvn3d_bench_cuda [--quick]          the PointNet++ operators
+//   pvn3d_bench_cuda --pose [file]      the pose operators instead: the mean shift and the fused pose
+//                                       solve at PVN3D's sizes (median of 50 after 5 warm-ups), also
+//                                       written to `file`
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "harness.h"
 #include "pvn3d_ops.h"
 #include "test_data.h"
 
+using harness::max_diff;
+using testdata::make_vote_case;
 using testdata::Rng;
+using testdata::VoteCase;
 
 namespace {
 
@@ -187,11 +198,147 @@ void bench_interp(int64_t B, int64_t C, int64_t m, int64_t n, double target) {
   pvn3d_cuda_free(err);
 }
 
+// ---- pose operators ----------------------------------------------------------------------------
+
+#define CK(expr)                                                                                   \
+  do {                                                                                             \
+    const int st_ = (expr);                                                                        \
+    if (st_ != PVN3D_OK) {                                                                         \
+      std::printf("FATAL: %s -> %s: %s\n", #expr, pvn3d_status_name(st_), pvn3d_last_error());    \
+      std::exit(2);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+struct Dev {
+  void* p = nullptr;
+  size_t bytes = 0;
+  explicit Dev(size_t n) : bytes(n) { CK(pvn3d_cuda_malloc(&p, n)); }
+  template <class T>
+  Dev(const std::vector<T>& v) : Dev(v.size() * sizeof(T)) {
+    CK(pvn3d_cuda_memcpy_h2d_async(p, v.data(), bytes, g_stream));
+  }
+  ~Dev() { pvn3d_cuda_free(p); }
+  template <class T>
+  T* as() const { return static_cast<T*>(p); }
+  template <class T>
+  std::vector<T> get() const {
+    std::vector<T> v(bytes / sizeof(T));
+    CK(pvn3d_cuda_memcpy_d2h_async(v.data(), p, bytes, g_stream));
+    CK(pvn3d_cuda_stream_synchronize(g_stream));
+    return v;
+  }
+  Dev(const Dev&) = delete;
+  Dev& operator=(const Dev&) = delete;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <class F>
+double time_ms(F&& f, int warm = 5, int reps = 50) {
+  void *e0, *e1;
+  CK(pvn3d_cuda_event_create(&e0));
+  CK(pvn3d_cuda_event_create(&e1));
+  for (int i = 0; i < warm; ++i) f();
+  std::vector<double> v;
+  for (int i = 0; i < reps; ++i) {
+    CK(pvn3d_cuda_event_record(e0, g_stream));
+    f();
+    CK(pvn3d_cuda_event_record(e1, g_stream));
+    CK(pvn3d_cuda_event_synchronize(e1));
+    float ms;
+    CK(pvn3d_cuda_event_elapsed_ms(&ms, e0, e1));
+    v.push_back(ms);
+  }
+  pvn3d_cuda_event_destroy(e0);
+  pvn3d_cuda_event_destroy(e1);
+  return median(v);
+}
+
+int bench_pose(const char* out_path) {
+  std::string out;
+  char line[512];
+  auto emit = [&](const char* s) {
+    std::printf("%s\n", s);
+    out += s;
+    out += "\n";
+  };
+  emit("# pose operators, CUDA events, median of 50 after 5 warm-ups; bandwidth 0.08, max_iter 300");
+  struct S { const char* name; int64_t B, K, N; double sigma, outl, maskr; };
+  const S ss[] = {{"pvn3d-like (sigma 1cm, 30% outliers)", 1, 9, 3000, 0.01, 0.3, 1.0},
+                  {"pvn3d-like, B=4", 4, 9, 3000, 0.01, 0.3, 1.0},
+                  {"clean (sigma 2mm, no outliers)", 1, 9, 3000, 0.002, 0.0, 1.0},
+                  {"hard (sigma 3cm, 60% outliers)", 1, 9, 3000, 0.03, 0.6, 1.0},
+                  {"pvn3d-like, N=12000", 1, 9, 12000, 0.01, 0.3, 1.0}};
+  for (const S& s : ss) {
+    VoteCase c = make_vote_case(77, s.B, s.K, s.N, s.sigma, s.outl, s.maskr);
+    Dev votes(c.votes), mask(c.mask), model(c.model), kps(s.B * s.K * 12), inl(s.B * 8), R(s.B * 36), t(s.B * 12);
+    const size_t wsb = pvn3d_pose_solve_cuda_workspace_bytes(s.B, s.K, s.N);
+    Dev ws(wsb);
+    for (int cf = 1; cf >= 0; --cf) {
+      const double va = time_ms([&] {
+        CK(pvn3d_vote_aggregate_cuda(votes.as<float>(), mask.p, 0, s.B, s.K, s.N, 0.08f, 300, cf, kps.as<float>(),
+                                     inl.as<int64_t>(), ws.p, wsb, g_stream));
+      });
+      const double ps = time_ms([&] {
+        CK(pvn3d_pose_solve_cuda(votes.as<float>(), mask.p, 0, s.B, s.K, s.N, model.as<float>(), 0, s.K, 0.08f, 300, cf,
+                                 R.as<float>(), t.as<float>(), kps.as<float>(), inl.as<int64_t>(), nullptr, ws.p, wsb,
+                                 g_stream));
+      });
+      std::vector<float> ck(s.B * s.K * 3);
+      std::vector<int64_t> ci(s.B);
+      const auto t0 = std::chrono::steady_clock::now();
+      CK(pvn3d_vote_aggregate_cpu(c.votes.data(), c.mask.data(), 0, s.B, s.K, s.N, 0.08f, 300, cf, ck.data(), ci.data()));
+      const double cpu = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const double d = max_diff(kps.get<float>(), ck);
+      std::snprintf(line, sizeof line,
+                    "%-40s B=%lld K=%lld N=%lld center_filter=%d: vote_aggregate %.4f ms, pose_solve %.4f ms | "
+                    "CPU vote_aggregate (%d threads, 1 run) %.1f ms | max |cuda-cpu| %.2g",
+                    s.name, (long long)s.B, (long long)s.K, (long long)s.N, cf, va, ps, pvn3d_get_num_threads(), cpu, d);
+      emit(line);
+    }
+  }
+  // Kabsch alone.
+  {
+    std::vector<float> model(27), pred(64 * 27);
+    std::mt19937 g(5);
+    std::uniform_real_distribution<double> u(-0.1, 0.1);
+    for (auto& v : model) v = (float)u(g);
+    for (auto& v : pred) v = (float)u(g);
+    Dev m(model), p(pred), R(64 * 36), t(64 * 12);
+    for (int64_t B : {1, 64}) {
+      const double k = time_ms([&] {
+        CK(pvn3d_kabsch_solver_cuda(m.as<float>(), 0, 9, p.as<float>(), B, 9, R.as<float>(), t.as<float>(), nullptr,
+                                    g_stream));
+      });
+      std::snprintf(line, sizeof line, "kabsch_solver B=%lld K=9: %.4f ms", (long long)B, k);
+      emit(line);
+    }
+  }
+  if (out_path) {
+    FILE* f = std::fopen(out_path, "w");
+    if (f) {
+      std::fputs(out.c_str(), f);
+      std::fclose(f);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int a = 1; a < argc; ++a)
+  const char* pose_out = nullptr;
+  bool pose = false;
+  for (int a = 1; a < argc; ++a) {
     if (std::strcmp(argv[a], "--quick") == 0) g_iters = 20;
+    if (std::strcmp(argv[a], "--pose") == 0) {
+      pose = true;
+      if (a + 1 < argc && argv[a + 1][0] != '-') pose_out = argv[++a];
+    }
+  }
   int count = 0;
   if (!pvn3d_built_with_cuda() || pvn3d_cuda_device_count(&count) != PVN3D_OK || count == 0) {
     std::printf("SKIPPED: no CUDA device\n");
@@ -204,6 +351,11 @@ int main(int argc, char** argv) {
   std::printf("pvn3d_bench_cuda: libpvn3d_ops %s on %s (cc %d.%d, %d SMs); times in ms, CUDA events\n", pvn3d_version(),
               name, major, minor, sms);
   pvn3d_cuda_stream_create(&g_stream, 1);
+  if (pose) {
+    const int rc = bench_pose(pose_out);
+    pvn3d_cuda_stream_destroy(g_stream);
+    return rc;
+  }
   bench_fps(1, 12288, 2048, 2.0);
   bench_fps(1, 16384, 4096, 6.5);
   bench_fps(8, 16384, 4096, 6.5);

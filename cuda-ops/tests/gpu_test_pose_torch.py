@@ -3,7 +3,7 @@ MeanShiftTorch), timed on the GPU for comparison with the library's VoteAggregat
 
     python3 gpu_test_pose_torch.py [--n 3000] [--k 9] [--reps 50] [--out file]
 
-Data: the same kind as gpu_test_pose --bench (model keypoints in a 15 cm box, a random pose, each point
+Data: the same kind as pvn3d_bench_cuda --pose (model keypoints in a 15 cm box, a random pose, each point
 votes for every keypoint with 1 cm Gaussian noise, 30% of the points vote uniformly in a 0.5 m cube),
 generated here independently. The timed region is PVN3D's per-object clustering: the centre fit over
 all points, then one fit per keypoint over the points of the centre cluster (use_ctr_clus_flter).

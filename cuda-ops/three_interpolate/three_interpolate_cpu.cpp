@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "../common/index_check.h"
+#include "../common/index_check_internal.h"
 #include "../common/threads.h"
 #include "three_interpolate_args.h"
 

@@ -20,7 +20,7 @@
 #ifndef PVN3D_THREE_NN_H
 #define PVN3D_THREE_NN_H
 
-#include "../common/status.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {

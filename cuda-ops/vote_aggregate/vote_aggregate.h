@@ -63,7 +63,7 @@
 #ifndef PVN3D_VOTE_AGGREGATE_H
 #define PVN3D_VOTE_AGGREGATE_H
 
-#include "../common/status.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "../common/status.h"
+#include "status.h"
 
 namespace pvn3d {
 namespace vote {

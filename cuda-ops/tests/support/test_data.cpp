@@ -1,6 +1,7 @@
 #include "test_data.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -109,6 +110,22 @@ bool load_bunny(const std::string& path, std::vector<float>* xyz, std::string* w
   return true;
 }
 
+BunnyScene bunny_scene(const std::vector<float>& bunny) {
+  BunnyScene s;
+  s.N0 = static_cast<int64_t>(bunny.size() / 3);
+  s.xyz = bunny;
+  s.xyz.resize(s.xyz.size() + 3 * 161, 0.f);  // padding tail: N = 2000
+  s.N = s.N0 + 161;
+  const int64_t N = s.N, C = BunnyScene::C;
+  // features: xyz transposed to [B, 3, N] plus a constant channel
+  s.features.resize(static_cast<size_t>(C * N));
+  for (int64_t i = 0; i < N; ++i) {
+    for (int k = 0; k < 3; ++k) s.features[static_cast<size_t>(k * N + i)] = s.xyz[static_cast<size_t>(3 * i + k)];
+    s.features[static_cast<size_t>(3 * N + i)] = 1.f;
+  }
+  return s;
+}
+
 std::string bunny_path(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--bunny") == 0) return argv[i + 1];
@@ -119,6 +136,57 @@ std::string bunny_path(int argc, char** argv) {
 bool bunny_required() {
   const char* env = std::getenv("PVN3D_REQUIRE_BUNNY");
   return env != nullptr && std::strcmp(env, "1") == 0;
+}
+
+void axis_angle(double ax, double ay, double az, double angle, double R[9]) {
+  const double n = std::sqrt(ax * ax + ay * ay + az * az);
+  ax /= n; ay /= n; az /= n;
+  const double c = std::cos(angle), s = std::sin(angle), C = 1 - c;
+  const double r[9] = {c + ax * ax * C,      ax * ay * C - az * s, ax * az * C + ay * s,
+                       ay * ax * C + az * s, c + ay * ay * C,      ay * az * C - ax * s,
+                       az * ax * C - ay * s, az * ay * C + ax * s, c + az * az * C};
+  for (int i = 0; i < 9; ++i) R[i] = r[i];
+}
+
+void random_rotation(std::mt19937& g, double R[9], double angle) {
+  std::normal_distribution<double> nd;
+  std::uniform_real_distribution<double> ud(0.0, M_PI);
+  axis_angle(nd(g), nd(g), nd(g), angle < 0 ? ud(g) : angle, R);
+}
+
+VoteCase make_vote_case(uint32_t seed, int64_t B, int64_t K, int64_t N, double sigma, double outliers,
+                        double mask_ratio, double first_angle, double size) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<double> u01(0.0, 1.0);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  VoteCase c;
+  c.B = B; c.K = K; c.N = N;
+  c.votes.resize(B * K * N * 3);
+  c.mask.resize(B * N);
+  c.model.resize(K * 3);
+  for (auto& m : c.model) m = (float)((u01(g) - 0.5) * size);
+  c.Rtrue.resize(B * 9);
+  c.ttrue.resize(B * 3);
+  for (int64_t b = 0; b < B; ++b) {
+    random_rotation(g, &c.Rtrue[b * 9], b == 0 ? first_angle : -1);
+    for (int i = 0; i < 3; ++i) c.ttrue[b * 3 + i] = (u01(g) - 0.5) * 0.3 + (i == 2 ? 0.8 : 0.0);
+    for (int64_t n = 0; n < N; ++n) {
+      c.mask[b * N + n] = u01(g) < mask_ratio ? 1.0f : 0.0f;
+      const bool outlier = u01(g) < outliers;
+      for (int64_t k = 0; k < K; ++k) {
+        float* v = &c.votes[((b * K + k) * N + n) * 3];
+        double p[3];
+        for (int r = 0; r < 3; ++r) {
+          const double* R = &c.Rtrue[b * 9];
+          p[r] = R[r * 3] * c.model[k * 3] + R[r * 3 + 1] * c.model[k * 3 + 1] + R[r * 3 + 2] * c.model[k * 3 + 2] +
+                 c.ttrue[b * 3 + r];
+        }
+        for (int r = 0; r < 3; ++r)
+          v[r] = (float)(outlier ? c.ttrue[b * 3 + r] + (u01(g) - 0.5) * 0.5 : p[r] + sigma * nd(g));
+      }
+    }
+  }
+  return c;
 }
 
 }  // namespace testdata

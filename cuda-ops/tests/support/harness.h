@@ -1,15 +1,20 @@
 /*
- * A tiny test runner: TEST(name) { ... CHECK(cond, "fmt", ...); ... }, SKIP("why") inside a test,
- * run_all() prints one line per test and "N passed, M failed, K skipped" and returns the exit code
- * (1 if anything failed).
+ * The test runner of every native test program: TEST(name) { ... CHECK(cond, "fmt", ...); ... },
+ * SKIP("why") inside a test (the test is reported as skipped, with the reason: the per-test form of
+ * ctest's exit code 77). run_all() prints one line per test and "N passed, M failed, K skipped" and
+ * returns the program's exit code: 1 if a test failed, or if no test ran a check at all (a program
+ * whose tests all skipped has tested nothing), else 0. A test that runs no check and does not skip
+ * is a failure too.
  */
 #ifndef PVN3D_TESTS_HARNESS_H
 #define PVN3D_TESTS_HARNESS_H
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -63,6 +68,10 @@ inline int run_all() {
     std::fflush(stdout);
   }
   std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  if (failed == 0 && passed == 0) {
+    std::printf("FAIL: no test ran a check\n");
+    return 1;
+  }
   return failed > 0 ? 1 : 0;
 }
 
@@ -93,6 +102,19 @@ inline int run_all() {
   } while (0)
 
 namespace harness {
+
+inline bool contains(const char* haystack, const char* needle) { return std::strstr(haystack, needle) != nullptr; }
+
+// Largest element-wise difference, relative to max(1, |b|); NaN must meet NaN (else infinity).
+inline double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) != std::isnan(b[i])) return std::numeric_limits<double>::infinity();
+    if (std::isnan(a[i])) continue;
+    m = std::max(m, std::fabs((double)a[i] - (double)b[i]) / std::max(1.0, std::fabs((double)b[i])));
+  }
+  return m;
+}
 
 // Exact element-wise equality; prints the first few mismatches. Returns true if equal.
 template <class T>

@@ -1,0 +1,245 @@
+// Tests of PVN3D_FurthestPointSample (furthest_point_sample/), three ways: the CPU kernel against the
+// naive reference (support/reference.cpp) on random clouds, padding points, ties and the Stanford bunny,
+// plus its errors; the CUDA kernel equal to the CPU kernel (every launch variant), plus its errors; the
+// CUDA entry point of a CPU-only library.
+//
+//   pvn3d_test_furthest_point_sample [--bunny <bunny_positions.txt>]   (support/test_env.h)
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "pvn3d_ops.h"
+#include "reference.h"
+#include "test_data.h"
+#include "test_env.h"
+
+using harness::contains;
+using harness::same_values;
+using testdata::Rng;
+using testenv::Dev;
+using testenv::ok;
+using testenv::single_and_default_threads;
+
+namespace {
+
+std::vector<int64_t> fps(const std::vector<float>& xyz, int64_t B, int64_t N, int64_t npoint) {
+  std::vector<int64_t> out(static_cast<size_t>(B * npoint), -7);
+  const pvn3d_status s = pvn3d_furthest_point_sample_cpu(B, N, npoint, xyz.data(), out.data());
+  CHECK(s == PVN3D_OK, "fps B=%lld N=%lld npoint=%lld: %s %s", (long long)B, (long long)N, (long long)npoint,
+        pvn3d_status_name(s), pvn3d_last_error());
+  return out;
+}
+
+void compare_fps(const std::vector<float>& xyz, int64_t B, int64_t N, int64_t npoint, const char* what) {
+  std::vector<int64_t> want(static_cast<size_t>(B * npoint));
+  ok(pvn3d_furthest_point_sample_cpu(B, N, npoint, xyz.data(), want.data()), "fps cpu");
+  Dev<float> dx(xyz);
+  Dev<int64_t> di(static_cast<size_t>(B * npoint));
+  const size_t ws = pvn3d_furthest_point_sample_cuda_workspace_bytes(B, N, npoint);
+  Dev<unsigned char> dw(ws);
+  ok(pvn3d_furthest_point_sample_cuda(B, N, npoint, dx.p, di.p, dw.p, ws, testenv::stream()), what);
+  same_values(what, di.get(), want);
+}
+
+}  // namespace
+
+// ---- CPU kernel == reference -------------------------------------------------------------------
+
+TEST(fps_random_vs_reference) {
+  Rng rng(1);
+  struct Size { int64_t B, N, npoint; };
+  for (const Size& z : {Size{1, 1, 1}, Size{1, 100, 10}, Size{2, 1000, 200}, Size{3, 3000, 512}, Size{1, 20000, 300},
+                        Size{2, 9000, 64}}) {
+    const auto xyz = testdata::random_cloud(rng, z.B, z.N, -0.25f, 0.25f);
+    const auto want = ref::furthest_point_sample(xyz, z.B, z.N, z.npoint);
+    single_and_default_threads([&] { same_values("fps idx", fps(xyz, z.B, z.N, z.npoint), want); });
+  }
+}
+
+TEST(fps_padding_points) {
+  Rng rng(2);
+  const int64_t B = 2, N = 4000, npoint = 700;
+  auto xyz = testdata::random_cloud(rng, B, N, -0.5f, 0.5f);
+  std::vector<bool> pad(static_cast<size_t>(B * N), false);
+  for (int64_t i = 0; i < B * N; ++i) {
+    if (i % N == 0) continue;
+    const uint64_t r = rng.next() % 10;
+    if (r < 3) {  // zeros, and tiny non-zero norms (0.01^2*3 = 3e-4 <= 1e-3): both padding
+      const float v = r == 0 ? 0.f : 0.01f;
+      xyz[3 * i] = xyz[3 * i + 1] = xyz[3 * i + 2] = v;
+      pad[static_cast<size_t>(i)] = true;
+    }
+  }
+  const auto want = ref::furthest_point_sample(xyz, B, N, npoint);
+  single_and_default_threads([&] {
+    const auto got = fps(xyz, B, N, npoint);
+    same_values("fps idx", got, want);
+    bool any_pad = false;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 1; s < npoint; ++s) any_pad |= pad[static_cast<size_t>(b * N + got[static_cast<size_t>(b * npoint + s)])];
+    CHECK(!any_pad, "a padding point was picked after the first step");
+  });
+  // Only padding: every pick is 0. Only point 0 real: every pick 0 too. Only point 5 real: 0, 5, 5, ...
+  std::vector<float> zeros(3 * 64, 0.f);
+  same_values("all padding", fps(zeros, 1, 64, 10), std::vector<int64_t>(10, 0));
+  auto one = zeros;
+  one[0] = 1.f;
+  same_values("only point 0", fps(one, 1, 64, 10), std::vector<int64_t>(10, 0));
+  auto five = zeros;
+  five[15] = 1.f;
+  std::vector<int64_t> want5(10, 5);
+  want5[0] = 0;
+  same_values("only point 5", fps(five, 1, 64, 10), want5);
+  // The padding threshold is |p|^2 <= 1e-3 (compared in double): just above is a candidate.
+  auto edge = zeros;
+  edge[3 * 7] = 0.0316f;  // 0.0316^2 = 9.99e-4: padding
+  edge[3 * 9] = 0.0317f;  // 1.005e-3: candidate
+  same_values("padding threshold", fps(edge, 1, 64, 3), std::vector<int64_t>{0, 9, 9});
+}
+
+TEST(fps_ties_pick_lowest_index) {
+  // p0=(1,1,1); p1, p2 both at distance 1 from p0; p3 duplicates p0.
+  const std::vector<float> xyz = {1, 1, 1, 2, 1, 1, 0, 1, 1, 1, 1, 1};
+  same_values("ties", fps(xyz, 1, 4, 4), std::vector<int64_t>{0, 1, 2, 0});
+  same_values("reference agrees", ref::furthest_point_sample(xyz, 1, 4, 4), std::vector<int64_t>{0, 1, 2, 0});
+  // Many duplicates at equal distance: lowest index first every time.
+  std::vector<float> dup;
+  for (int i = 0; i < 50; ++i) {
+    const float v = (i % 2 == 0) ? 1.f : 3.f;
+    dup.insert(dup.end(), {v, 1.f, 1.f});
+  }
+  same_values("duplicates", fps(dup, 1, 50, 3), std::vector<int64_t>{0, 1, 0});
+}
+
+TEST(fps_n_equals_npoint_is_a_permutation) {
+  Rng rng(3);
+  const int64_t N = 777;
+  const auto xyz = testdata::random_cloud(rng, 2, N, 0.1f, 0.6f);
+  const auto got = fps(xyz, 2, N, N);
+  same_values("fps idx", got, ref::furthest_point_sample(xyz, 2, N, N));
+  for (int b = 0; b < 2; ++b) {
+    std::vector<int64_t> s(got.begin() + b * N, got.begin() + (b + 1) * N);
+    std::sort(s.begin(), s.end());
+    bool perm = true;
+    for (int64_t i = 0; i < N; ++i) perm &= s[static_cast<size_t>(i)] == i;
+    CHECK(perm, "batch %d is not a permutation of 0..N-1", b);
+  }
+}
+
+TEST(fps_errors) {
+  float xyz[12] = {1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4};
+  int64_t idx[8];
+  pvn3d_status s = pvn3d_furthest_point_sample_cpu(1, 4, 5, xyz, idx);
+  CHECK(s == PVN3D_ERR_INVALID_ARGUMENT, "npoint > N: %s", pvn3d_status_name(s));
+  CHECK(contains(pvn3d_last_error(), "PVN3D_FurthestPointSample") && contains(pvn3d_last_error(), "npoint (5)") &&
+            contains(pvn3d_last_error(), "N (4)"),
+        "message '%s'", pvn3d_last_error());
+  s = pvn3d_furthest_point_sample_cpu(1, 4, 0, xyz, idx);
+  CHECK(s == PVN3D_ERR_INVALID_ARGUMENT && contains(pvn3d_last_error(), "npoint"), "npoint 0: '%s'", pvn3d_last_error());
+  s = pvn3d_furthest_point_sample_cpu(1, 0, 1, xyz, idx);
+  CHECK(s == PVN3D_ERR_INVALID_ARGUMENT, "N = 0 < npoint");
+  s = pvn3d_furthest_point_sample_cpu(-1, 4, 1, xyz, idx);
+  CHECK(s == PVN3D_ERR_INVALID_ARGUMENT && contains(pvn3d_last_error(), "B must be >= 0"), "B<0: '%s'", pvn3d_last_error());
+  s = pvn3d_furthest_point_sample_cpu(1, 4, 2, nullptr, idx);
+  CHECK(s == PVN3D_ERR_INVALID_ARGUMENT && contains(pvn3d_last_error(), "xyz is NULL"), "null xyz: '%s'", pvn3d_last_error());
+  s = pvn3d_furthest_point_sample_cpu(1, 4, 2, xyz, nullptr);
+  CHECK(s == PVN3D_ERR_INVALID_ARGUMENT && contains(pvn3d_last_error(), "idx is NULL"), "null idx");
+  s = pvn3d_furthest_point_sample_cpu(0, 4, 2, nullptr, nullptr);
+  CHECK(s == PVN3D_OK, "B = 0 is empty work: %s", pvn3d_last_error());
+  s = pvn3d_furthest_point_sample_cpu(INT64_MAX / 2, INT64_MAX / 2, 1, xyz, idx);
+  CHECK(s == PVN3D_ERR_INVALID_ARGUMENT && contains(pvn3d_last_error(), "2^63-1"), "overflow: '%s'", pvn3d_last_error());
+}
+
+// The Stanford bunny with padding rows appended (zeros), as a depth crop would give: the first stage of
+// the PointNet++-like chain (support/test_data.h, BunnyScene).
+TEST(fps_bunny) {
+  std::vector<float> bunny;
+  LOAD_BUNNY_OR_SKIP(bunny);
+  const testdata::BunnyScene sc = testdata::bunny_scene(bunny);
+  CHECK(sc.N0 == 1839, "bunny has %lld vertices, expected 1839", (long long)sc.N0);
+  const auto centres_idx = fps(sc.xyz, sc.B, sc.N, sc.npoint);
+  same_values("bunny fps", centres_idx, ref::furthest_point_sample(sc.xyz, sc.B, sc.N, sc.npoint));
+  bool no_padding = std::all_of(centres_idx.begin() + 1, centres_idx.end(), [&](int64_t i) { return i < sc.N0; });
+  CHECK(no_padding, "FPS picked a padding row of the bunny");
+}
+
+// ---- CUDA kernel == CPU kernel ------------------------------------------------------------------
+
+TEST(fps_cuda_equals_cpu) {
+  REQUIRE_CUDA();
+  Rng rng(101);
+  struct Size { int64_t B, N, npoint; };
+  // Covers every register template (1, 2, 4, 8, 12 points per thread) and its limit 12288, the
+  // registers + shared-memory variant (12288 < N <= 16384), the global-memory path (N > 16384,
+  // workspace), B > 1 and N == npoint.
+  for (const Size& z : {Size{1, 1, 1}, Size{1, 100, 10}, Size{2, 1000, 200}, Size{3, 2048, 512}, Size{2, 4000, 300},
+                        Size{1, 8192, 1024}, Size{1, 12288, 2048}, Size{2, 12289, 300}, Size{2, 16384, 700},
+                        Size{1, 16385, 400}, Size{1, 20000, 1000}, Size{4, 3000, 3000}}) {
+    const auto xyz = testdata::random_cloud(rng, z.B, z.N, 0.f, 0.5f);
+    char what[96];
+    std::snprintf(what, sizeof what, "fps B=%lld N=%lld npoint=%lld", (long long)z.B, (long long)z.N, (long long)z.npoint);
+    compare_fps(xyz, z.B, z.N, z.npoint, what);
+  }
+}
+
+TEST(fps_cuda_padding_and_ties) {
+  REQUIRE_CUDA();
+  Rng rng(102);
+  for (int64_t N : {64, 5000, 16000, 17000}) {
+    auto xyz = testdata::random_cloud(rng, 2, N, -0.5f, 0.5f);
+    for (int64_t i = 1; i < 2 * N; ++i)
+      if (rng.next() % 3 == 0) xyz[3 * i] = xyz[3 * i + 1] = xyz[3 * i + 2] = (i % 2) ? 0.f : 0.01f;
+    compare_fps(xyz, 2, N, std::min<int64_t>(N, 600), "fps padding");
+  }
+  compare_fps(std::vector<float>(3 * 100, 0.f), 1, 100, 20, "fps all padding");
+  compare_fps(std::vector<float>(3 * 20000, 0.f), 1, 20000, 20, "fps all padding (global path)");
+  compare_fps({1, 1, 1, 2, 1, 1, 0, 1, 1, 1, 1, 1}, 1, 4, 4, "fps ties");
+  std::vector<float> dup;
+  for (int i = 0; i < 3000; ++i) dup.insert(dup.end(), {(i % 3) ? 1.f : 2.f, 1.f, (i % 5) ? 1.f : 0.5f});
+  compare_fps(dup, 1, 3000, 50, "fps many duplicates");
+}
+
+TEST(fps_cuda_errors) {
+  REQUIRE_CUDA();
+  void* stream = testenv::stream();
+  Dev<float> x(static_cast<size_t>(3 * 20000));
+  Dev<int64_t> i(16);
+  CHECK(pvn3d_furthest_point_sample_cuda(1, 4, 5, x.p, i.p, nullptr, 0, stream) == PVN3D_ERR_INVALID_ARGUMENT &&
+            std::strstr(pvn3d_last_error(), "npoint (5) must be <= N (4)") != nullptr,
+        "npoint > N: '%s'", pvn3d_last_error());
+  const size_t ws = pvn3d_furthest_point_sample_cuda_workspace_bytes(1, 20000, 10);
+  CHECK(ws == 20000 * 4, "workspace bytes %zu", ws);
+  CHECK(pvn3d_furthest_point_sample_cuda_workspace_bytes(1, 16384, 10) == 0, "no workspace on chip");
+  CHECK(pvn3d_furthest_point_sample_cuda_workspace_bytes(3, 16385, 10) == 3 * 16385 * 4, "workspace B=3");
+  CHECK(pvn3d_furthest_point_sample_cuda(1, 20000, 10, x.p, i.p, nullptr, 0, stream) == PVN3D_ERR_INVALID_ARGUMENT &&
+            std::strstr(pvn3d_last_error(), "workspace_bytes (0)") != nullptr,
+        "small workspace: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_furthest_point_sample_cuda(1, 20000, 10, x.p, i.p, nullptr, ws, stream) == PVN3D_ERR_INVALID_ARGUMENT &&
+            std::strstr(pvn3d_last_error(), "workspace is NULL") != nullptr,
+        "null workspace: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_furthest_point_sample_cuda(0, 4, 2, nullptr, nullptr, nullptr, 0, stream) == PVN3D_OK, "B = 0");
+}
+
+TEST(fps_cuda_bunny) {
+  REQUIRE_CUDA();
+  std::vector<float> bunny;
+  LOAD_BUNNY_OR_SKIP(bunny);
+  const int64_t N = static_cast<int64_t>(bunny.size() / 3);
+  compare_fps(bunny, 1, N, 512, "bunny fps");
+}
+
+// ---- a CPU-only library -------------------------------------------------------------------------
+
+TEST(fps_cuda_entry_point_in_cpu_only_build) {
+  if (pvn3d_built_with_cuda()) SKIP("library built with CUDA (the CUDA tests above cover the entry point)");
+  int64_t idx[4] = {0};
+  float xyz[12] = {0};
+  CHECK(pvn3d_furthest_point_sample_cuda(1, 4, 2, xyz, idx, nullptr, 0, nullptr) == PVN3D_ERR_NO_CUDA, "fps");
+  CHECK(contains(pvn3d_last_error(), "pvn3d_furthest_point_sample_cuda: built without CUDA"), "'%s'", pvn3d_last_error());
+  CHECK(pvn3d_furthest_point_sample_cuda_workspace_bytes(1, 20000, 10) == 0, "workspace");
+}
+
+int main(int argc, char** argv) { return testenv::run(argc, argv); }

@@ -1,0 +1,212 @@
+// Tests of PVN3D_GatherPoints (gather_points/), three ways: the CPU kernel against the naive reference
+// (support/reference.cpp) on random input and the Stanford bunny, bad indices (the first one reported,
+// nothing written), sizes and errors; the CUDA kernel equal to the CPU kernel (staged and direct
+// kernels), its index-error report (pinned copy + event, reset on reuse, NULL report); the CUDA entry
+// point of a CPU-only library.
+//
+//   pvn3d_test_gather_points [--bunny <bunny_positions.txt>]   (support/test_env.h)
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "pvn3d_ops.h"
+#include "reference.h"
+#include "test_data.h"
+#include "test_env.h"
+
+using harness::close_values;
+using harness::contains;
+using harness::same_values;
+using testdata::Rng;
+using testenv::Dev;
+using testenv::IndexError;
+using testenv::kRel;
+using testenv::ok;
+using testenv::single_and_default_threads;
+
+namespace {
+
+void compare_gather(const std::vector<float>& f, const std::vector<int64_t>& idx, int64_t B, int64_t C, int64_t N,
+                    int64_t M, const char* what) {
+  std::vector<float> want(static_cast<size_t>(B * C * M));
+  ok(pvn3d_gather_points_cpu(B, C, N, M, f.data(), idx.data(), want.data()), "gather cpu");
+  Dev<float> df(f), dout(want.size());
+  Dev<int64_t> di(idx);
+  IndexError err;
+  ok(pvn3d_gather_points_cuda(B, C, N, M, df.p, di.p, dout.p, err.dev.p, testenv::stream()), what);
+  err.read();
+  CHECK(err.host[0] == -1 && err.host[1] == -1, "%s: index_error {%lld, %lld} on good input", what,
+        (long long)err.host[0], (long long)err.host[1]);
+  close_values(what, dout.get(), want, kRel);
+}
+
+}  // namespace
+
+// ---- CPU kernel == reference -------------------------------------------------------------------
+
+TEST(gather_points_vs_reference) {
+  Rng rng(4);
+  const int64_t B = 2, C = 5, N = 300, M = 77;
+  const auto f = testdata::random_floats(rng, B * C * N, -1.f, 1.f);
+  const auto idx = testdata::random_indices(rng, B * M, N);
+  single_and_default_threads([&] {
+    std::vector<float> out(static_cast<size_t>(B * C * M), -7.f);
+    CHECK(pvn3d_gather_points_cpu(B, C, N, M, f.data(), idx.data(), out.data()) == PVN3D_OK, "%s", pvn3d_last_error());
+    same_values("gather", out, ref::gather_points(f, idx, B, C, N, M));
+  });
+}
+
+TEST(gather_points_bad_indices) {
+  Rng rng(5);
+  const int64_t B = 2, C = 3, N = 50, M = 20;
+  const auto f = testdata::random_floats(rng, B * C * N, -1.f, 1.f);
+  auto idx = testdata::random_indices(rng, B * M, N);
+  idx[33] = -1;
+  idx[13] = N;  // the first bad one
+  std::vector<float> out(static_cast<size_t>(B * C * M), -7.f);
+  const pvn3d_status s = pvn3d_gather_points_cpu(B, C, N, M, f.data(), idx.data(), out.data());
+  CHECK(s == PVN3D_ERR_INDEX_OUT_OF_RANGE, "status %s", pvn3d_status_name(s));
+  CHECK(std::strcmp(pvn3d_last_error(),
+                    "PVN3D_GatherPoints: input idx holds index 50 at flat position 13, outside [0, 50)") == 0,
+        "message '%s'", pvn3d_last_error());
+  CHECK(std::all_of(out.begin(), out.end(), [](float v) { return v == -7.f; }), "output was written");
+  // The lowest position wins also when it lies in a later parallel range.
+  std::vector<int64_t> big(300000, 0);
+  big[250000] = 1000;
+  big[170001] = -5;
+  std::vector<float> fb(4, 1.f), ob(big.size());
+  CHECK(pvn3d_gather_points_cpu(1, 1, 4, static_cast<int64_t>(big.size()), fb.data(), big.data(), ob.data()) ==
+            PVN3D_ERR_INDEX_OUT_OF_RANGE,
+        "big");
+  CHECK(contains(pvn3d_last_error(), "index -5 at flat position 170001"), "message '%s'", pvn3d_last_error());
+  // The same message as the CUDA report helper gives.
+  CHECK(pvn3d_index_error_describe("PVN3D_GatherPoints", "idx", 13, 50, 50) == PVN3D_ERR_INDEX_OUT_OF_RANGE, "describe");
+  CHECK(std::strcmp(pvn3d_last_error(),
+                    "PVN3D_GatherPoints: input idx holds index 50 at flat position 13, outside [0, 50)") == 0,
+        "describe message '%s'", pvn3d_last_error());
+  CHECK(pvn3d_index_error_describe("x", "y", -1, -1, 5) == PVN3D_OK, "describe none");
+}
+
+TEST(gather_points_sizes) {
+  float f[4] = {1, 2, 3, 4}, out[4];
+  int64_t idx[2] = {0, 1};
+  CHECK(pvn3d_gather_points_cpu(1, 0, 4, 2, f, idx, out) == PVN3D_OK, "C = 0");
+  CHECK(pvn3d_gather_points_cpu(1, 1, 4, 0, f, idx, out) == PVN3D_OK, "M = 0");
+  CHECK(pvn3d_gather_points_cpu(1, 1, 4, 2, nullptr, nullptr, nullptr) == PVN3D_ERR_INVALID_ARGUMENT &&
+            contains(pvn3d_last_error(), "features is NULL"),
+        "null: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_gather_points_cpu(1, -2, 4, 2, f, idx, out) == PVN3D_ERR_INVALID_ARGUMENT &&
+            contains(pvn3d_last_error(), "C must be >= 0, got -2"),
+        "C < 0: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_gather_points_cpu(1, 1, 0, 2, f, idx, out) == PVN3D_ERR_INDEX_OUT_OF_RANGE, "N = 0, M > 0");
+  CHECK(pvn3d_gather_points_cpu(1, 1, 4, 2, f, idx, out) == PVN3D_OK && out[0] == 1.f && out[1] == 2.f, "tiny");
+}
+
+// The Stanford bunny scene (support/test_data.h): the FPS centres' features, the second stage of the
+// PointNet++-like chain (inputs from the reference chain, support/reference.h).
+TEST(gather_points_bunny) {
+  std::vector<float> bunny;
+  LOAD_BUNNY_OR_SKIP(bunny);
+  const testdata::BunnyScene sc = testdata::bunny_scene(bunny);
+  const ref::Chain ch = ref::pointnet_chain(sc.xyz, sc.features, sc.N, sc.C, sc.npoint, sc.radius, sc.S);
+  std::vector<float> gathered(static_cast<size_t>(sc.C * sc.npoint));
+  CHECK(pvn3d_gather_points_cpu(sc.B, sc.C, sc.N, sc.npoint, sc.features.data(), ch.centres_idx.data(),
+                                gathered.data()) == PVN3D_OK,
+        "gather");
+  same_values("bunny gather", gathered, ref::gather_points(sc.features, ch.centres_idx, sc.B, sc.C, sc.N, sc.npoint));
+}
+
+// ---- CUDA kernel == CPU kernel ------------------------------------------------------------------
+
+TEST(gather_points_cuda_equals_cpu) {
+  REQUIRE_CUDA();
+  Rng rng(105);
+  {
+    const int64_t B = 3, C = 19, N = 1000, M = 333;
+    compare_gather(testdata::random_floats(rng, B * C * N, -1, 1), testdata::random_indices(rng, B * M, N), B, C, N, M,
+                   "gather");
+  }
+  {
+    const int64_t B = 2, C = 5, N = 13000, M = 700;
+    compare_gather(testdata::random_floats(rng, B * C * N, -1, 1), testdata::random_indices(rng, B * M, N), B, C, N, M,
+                   "gather direct");
+  }
+  {
+    const int64_t B = 1, C = 300, N = 64, M = 5000;  // many short rows
+    compare_gather(testdata::random_floats(rng, B * C * N, -1, 1), testdata::random_indices(rng, B * M, N), B, C, N, M,
+                   "gather, many short rows");
+  }
+}
+
+TEST(gather_points_cuda_index_errors) {
+  REQUIRE_CUDA();
+  void* stream = testenv::stream();
+  Rng rng(106);
+  // Two bad indices; the report names the lower position, as the CPU does.
+  {
+    const int64_t B = 2, C = 20, N = 64, M = 500;
+    const auto f = testdata::random_floats(rng, B * C * N, -1, 1);
+    auto idx = testdata::random_indices(rng, B * M, N);
+    idx[777] = -3;
+    idx[612] = N + 5;
+    std::vector<float> host_out(static_cast<size_t>(B * C * M));
+    CHECK(pvn3d_gather_points_cpu(B, C, N, M, f.data(), idx.data(), host_out.data()) == PVN3D_ERR_INDEX_OUT_OF_RANGE, "cpu");
+    const std::string cpu_msg = pvn3d_last_error();
+    Dev<float> df(f), dout(host_out.size());
+    Dev<int64_t> di(idx);
+    IndexError err;
+    ok(pvn3d_gather_points_cuda(B, C, N, M, df.p, di.p, dout.p, err.dev.p, stream), "gather launch");
+    err.read();
+    CHECK(err.host[0] == 612 && err.host[1] == N + 5, "gather report {%lld, %lld}", (long long)err.host[0],
+          (long long)err.host[1]);
+    CHECK(pvn3d_index_error_describe("PVN3D_GatherPoints", "idx", err.host[0], err.host[1], N) == PVN3D_ERR_INDEX_OUT_OF_RANGE &&
+              cpu_msg == pvn3d_last_error(),
+          "describe '%s' vs cpu '%s'", pvn3d_last_error(), cpu_msg.c_str());
+    const auto out = dout.get();
+    // Bad positions give 0 (batch 1, m = 277 for position 777; batch 1, m = 112 for 612).
+    CHECK(out[static_cast<size_t>((1 * C + 0) * M + 277)] == 0.f && out[static_cast<size_t>((1 * C + 5) * M + 112)] == 0.f,
+          "bad entries not zero");
+    // The same buffer is reset by the next launch: a good launch reads {-1, -1}.
+    auto good = idx;
+    good[777] = 0;
+    good[612] = 1;
+    Dev<int64_t> dg(good);
+    ok(pvn3d_gather_points_cuda(B, C, N, M, df.p, dg.p, dout.p, err.dev.p, stream), "gather launch 2");
+    err.read();
+    CHECK(err.host[0] == -1 && err.host[1] == -1, "reset {%lld, %lld}", (long long)err.host[0], (long long)err.host[1]);
+  }
+  // The direct (unstaged) kernel reports the same way.
+  {
+    const int64_t m = 30000;
+    IndexError err;
+    std::vector<int64_t> gidx = testdata::random_indices(rng, 2 * 600, m);
+    gidx[600 + 17] = m + 1;
+    Dev<float> gf(testdata::random_floats(rng, 2 * 3 * m, -1, 1)), gout(static_cast<size_t>(2 * 3 * 600));
+    Dev<int64_t> gi(gidx);
+    ok(pvn3d_gather_points_cuda(2, 3, m, 600, gf.p, gi.p, gout.p, err.dev.p, stream), "gather direct launch");
+    err.read();
+    CHECK(err.host[0] == 617 && err.host[1] == m + 1, "gather direct report {%lld, %lld}", (long long)err.host[0],
+          (long long)err.host[1]);
+  }
+  // NULL index_error: no report, still no out-of-bounds read (memcheck watches this), zeros.
+  {
+    std::vector<int64_t> idx = {0, 1, -100000000, 3};
+    Dev<float> df(std::vector<float>{1, 2, 3, 4}), dout(4);
+    Dev<int64_t> di(idx);
+    ok(pvn3d_gather_points_cuda(1, 1, 4, 4, df.p, di.p, dout.p, nullptr, stream), "gather unchecked");
+    same_values("unchecked gather", dout.get(), std::vector<float>{1, 2, 0, 4});
+  }
+}
+
+// ---- a CPU-only library -------------------------------------------------------------------------
+
+TEST(gather_points_cuda_entry_point_in_cpu_only_build) {
+  if (pvn3d_built_with_cuda()) SKIP("library built with CUDA (the CUDA tests above cover the entry point)");
+  int64_t idx[4] = {0};
+  float xyz[12] = {0};
+  CHECK(pvn3d_gather_points_cuda(1, 1, 4, 1, xyz, idx, xyz, nullptr, nullptr) == PVN3D_ERR_NO_CUDA, "gather");
+}
+
+int main(int argc, char** argv) { return testenv::run(argc, argv); }

@@ -1,0 +1,141 @@
+// Tests of PVN3D_GroupPoints (group_points/), three ways: the CPU kernel against the naive reference
+// (support/reference.cpp) on random input and the Stanford bunny, bad indices and sizes; the CUDA kernel
+// equal to the CPU kernel (staged and direct kernels), its index-error report through mapped pinned
+// memory; the CUDA entry point of a CPU-only library.
+//
+//   pvn3d_test_group_points [--bunny <bunny_positions.txt>]   (support/test_env.h)
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "pvn3d_ops.h"
+#include "reference.h"
+#include "test_data.h"
+#include "test_env.h"
+
+using harness::close_values;
+using harness::contains;
+using harness::same_values;
+using testdata::Rng;
+using testenv::Dev;
+using testenv::IndexError;
+using testenv::kRel;
+using testenv::ok;
+using testenv::single_and_default_threads;
+
+namespace {
+
+void compare_group(const std::vector<float>& f, const std::vector<int64_t>& idx, int64_t B, int64_t C, int64_t N,
+                   int64_t M, int64_t S, const char* what) {
+  std::vector<float> want(static_cast<size_t>(B * C * M * S));
+  ok(pvn3d_group_points_cpu(B, C, N, M, S, f.data(), idx.data(), want.data()), "group cpu");
+  Dev<float> df(f), dout(want.size());
+  Dev<int64_t> di(idx);
+  IndexError err;
+  ok(pvn3d_group_points_cuda(B, C, N, M, S, df.p, di.p, dout.p, err.dev.p, testenv::stream()), what);
+  err.read();
+  CHECK(err.host[0] == -1, "%s: index_error %lld on good input", what, (long long)err.host[0]);
+  close_values(what, dout.get(), want, kRel);
+}
+
+}  // namespace
+
+// ---- CPU kernel == reference -------------------------------------------------------------------
+
+TEST(group_points_vs_reference) {
+  Rng rng(7);
+  const int64_t B = 2, C = 6, N = 500, M = 64, S = 16;
+  const auto f = testdata::random_floats(rng, B * C * N, -1.f, 1.f);
+  const auto idx = testdata::random_indices(rng, B * M * S, N);
+  single_and_default_threads([&] {
+    std::vector<float> out(static_cast<size_t>(B * C * M * S), -7.f);
+    CHECK(pvn3d_group_points_cpu(B, C, N, M, S, f.data(), idx.data(), out.data()) == PVN3D_OK, "%s", pvn3d_last_error());
+    same_values("group", out, ref::group_points(f, idx, B, C, N, M, S));
+  });
+}
+
+TEST(group_points_bad_indices) {
+  Rng rng(8);
+  const int64_t B = 2, C = 2, N = 30, M = 4, S = 8;
+  const auto f = testdata::random_floats(rng, B * C * N, -1.f, 1.f);
+  auto idx = testdata::random_indices(rng, B * M * S, N);
+  idx[(1 * M + 2) * S + 5] = 31;
+  std::vector<float> out(static_cast<size_t>(B * C * M * S));
+  CHECK(pvn3d_group_points_cpu(B, C, N, M, S, f.data(), idx.data(), out.data()) == PVN3D_ERR_INDEX_OUT_OF_RANGE, "status");
+  CHECK(std::strcmp(pvn3d_last_error(), "PVN3D_GroupPoints: input idx holds index 31 at flat position 53, outside [0, 30)") == 0,
+        "message '%s'", pvn3d_last_error());
+  CHECK(pvn3d_group_points_cpu(1, 1, 30, 1, -1, f.data(), idx.data(), out.data()) == PVN3D_ERR_INVALID_ARGUMENT &&
+            contains(pvn3d_last_error(), "S must be >= 0"),
+        "S < 0");
+  CHECK(pvn3d_group_points_cpu(1, 1, 30, 1, 0, f.data(), idx.data(), out.data()) == PVN3D_OK, "S = 0");
+}
+
+// The Stanford bunny scene (support/test_data.h): the features of the ball-query neighbourhoods, the
+// fourth stage of the PointNet++-like chain (inputs from the reference chain, support/reference.h).
+TEST(group_points_bunny) {
+  std::vector<float> bunny;
+  LOAD_BUNNY_OR_SKIP(bunny);
+  const testdata::BunnyScene sc = testdata::bunny_scene(bunny);
+  const ref::Chain ch = ref::pointnet_chain(sc.xyz, sc.features, sc.N, sc.C, sc.npoint, sc.radius, sc.S);
+  std::vector<float> grouped(static_cast<size_t>(sc.C * sc.npoint * sc.S));
+  CHECK(pvn3d_group_points_cpu(sc.B, sc.C, sc.N, sc.npoint, sc.S, sc.features.data(), ch.nbr.data(), grouped.data()) ==
+            PVN3D_OK,
+        "group");
+  same_values("bunny group", grouped, ref::group_points(sc.features, ch.nbr, sc.B, sc.C, sc.N, sc.npoint, sc.S));
+}
+
+// ---- CUDA kernel == CPU kernel ------------------------------------------------------------------
+
+TEST(group_points_cuda_equals_cpu) {
+  REQUIRE_CUDA();
+  Rng rng(115);
+  {
+    const int64_t B = 2, C = 3, N = 20000, M = 50, S = 8;
+    compare_group(testdata::random_floats(rng, B * C * N, -1, 1), testdata::random_indices(rng, B * M * S, N), B, C, N, M,
+                  S, "group direct");
+  }
+  {
+    const int64_t B = 2, C = 99, N = 2048, M = 1024, S = 32;
+    compare_group(testdata::random_floats(rng, B * C * N, -1, 1), testdata::random_indices(rng, B * M * S, N), B, C, N, M,
+                  S, "group");
+  }
+}
+
+// The report through MAPPED pinned memory (no copy): read after the stream sync.
+TEST(group_points_cuda_index_errors) {
+  REQUIRE_CUDA();
+  void* stream = testenv::stream();
+  Rng rng(116);
+  const int64_t B = 2, C = 3, N = 100, M = 40, S = 16;
+  const auto f = testdata::random_floats(rng, B * C * N, -1, 1);
+  auto idx = testdata::random_indices(rng, B * M * S, N);
+  idx[1000] = 100;
+  idx[1001] = -1;
+  void *h = nullptr, *d = nullptr;
+  ok(pvn3d_cuda_malloc_host(&h, PVN3D_INDEX_ERROR_BYTES, 1), "mapped");
+  ok(pvn3d_cuda_host_device_pointer(&d, h), "alias");
+  Dev<float> df(f), dout(static_cast<size_t>(B * C * M * S));
+  Dev<int64_t> di(idx);
+  ok(pvn3d_group_points_cuda(B, C, N, M, S, df.p, di.p, dout.p, static_cast<int64_t*>(d), stream), "group launch");
+  ok(pvn3d_cuda_stream_synchronize(stream), "sync");
+  const auto* rep = static_cast<const int64_t*>(h);
+  CHECK(rep[0] == 1000 && rep[1] == 100, "group report {%lld, %lld}", (long long)rep[0], (long long)rep[1]);
+  std::vector<float> host_out(dout.n);
+  CHECK(pvn3d_group_points_cpu(B, C, N, M, S, f.data(), idx.data(), host_out.data()) == PVN3D_ERR_INDEX_OUT_OF_RANGE, "cpu");
+  const std::string cpu_msg = pvn3d_last_error();
+  pvn3d_index_error_describe("PVN3D_GroupPoints", "idx", rep[0], rep[1], N);
+  CHECK(cpu_msg == pvn3d_last_error(), "describe '%s' vs cpu '%s'", pvn3d_last_error(), cpu_msg.c_str());
+  pvn3d_cuda_free_host(h);
+}
+
+// ---- a CPU-only library -------------------------------------------------------------------------
+
+TEST(group_points_cuda_entry_point_in_cpu_only_build) {
+  if (pvn3d_built_with_cuda()) SKIP("library built with CUDA (the CUDA tests above cover the entry point)");
+  int64_t idx[4] = {0};
+  float xyz[12] = {0};
+  CHECK(pvn3d_group_points_cuda(1, 1, 4, 1, 1, xyz, idx, xyz, nullptr, nullptr) == PVN3D_ERR_NO_CUDA, "group");
+}
+
+int main(int argc, char** argv) { return testenv::run(argc, argv); }

@@ -1,0 +1,179 @@
+// Tests of PVN3D_ThreeInterpolate (three_interpolate/), three ways: the CPU kernel against the naive
+// reference (support/reference.cpp) on random input and the Stanford bunny, bad indices and errors; the
+// CUDA kernel equal to the CPU kernel (bit-exact; staged and direct kernels), its index-error report;
+// the CUDA entry point of a CPU-only library.
+//
+//   pvn3d_test_three_interpolate [--bunny <bunny_positions.txt>]   (support/test_env.h)
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "pvn3d_ops.h"
+#include "reference.h"
+#include "test_data.h"
+#include "test_env.h"
+
+using harness::close_values;
+using harness::contains;
+using harness::same_values;
+using testdata::Rng;
+using testenv::Dev;
+using testenv::IndexError;
+using testenv::kRel;
+using testenv::ok;
+using testenv::single_and_default_threads;
+
+namespace {
+
+void compare_interp(const std::vector<float>& f, const std::vector<int64_t>& idx, const std::vector<float>& w, int64_t B,
+                    int64_t C, int64_t m, int64_t n, const char* what) {
+  std::vector<float> want(static_cast<size_t>(B * C * n));
+  ok(pvn3d_three_interpolate_cpu(B, C, m, n, f.data(), idx.data(), w.data(), want.data()), "interp cpu");
+  Dev<float> df(f), dw(w), dout(want.size());
+  Dev<int64_t> di(idx);
+  IndexError err;
+  ok(pvn3d_three_interpolate_cuda(B, C, m, n, df.p, di.p, dw.p, dout.p, err.dev.p, testenv::stream()), what);
+  err.read();
+  CHECK(err.host[0] == -1, "%s: index_error %lld on good input", what, (long long)err.host[0]);
+  const auto got = dout.get();
+  close_values(what, got, want, kRel);
+  same_values("interpolate bit-exact", got, want);
+}
+
+}  // namespace
+
+// ---- CPU kernel == reference -------------------------------------------------------------------
+
+TEST(three_interpolate_vs_reference) {
+  Rng rng(10);
+  const int64_t B = 2, C = 7, m = 300, n = 1000;
+  const auto f = testdata::random_floats(rng, B * C * m, -2.f, 2.f);
+  const auto idx = testdata::random_indices(rng, B * n * 3, m);
+  const auto w = testdata::random_weights(rng, B, n);
+  single_and_default_threads([&] {
+    std::vector<float> out(static_cast<size_t>(B * C * n), -7.f);
+    CHECK(pvn3d_three_interpolate_cpu(B, C, m, n, f.data(), idx.data(), w.data(), out.data()) == PVN3D_OK, "%s",
+          pvn3d_last_error());
+    same_values("interpolate", out, ref::three_interpolate(f, idx, w, B, C, m, n));
+  });
+}
+
+TEST(three_interpolate_bad_indices) {
+  Rng rng(11);
+  const int64_t B = 2, C = 3, m = 10, n = 20;
+  const auto f = testdata::random_floats(rng, B * C * m, -2.f, 2.f);
+  auto idx = testdata::random_indices(rng, B * n * 3, m);
+  const auto w = testdata::random_weights(rng, B, n);
+  idx[(1 * n + 4) * 3 + 2] = 10;
+  std::vector<float> out(static_cast<size_t>(B * C * n));
+  CHECK(pvn3d_three_interpolate_cpu(B, C, m, n, f.data(), idx.data(), w.data(), out.data()) == PVN3D_ERR_INDEX_OUT_OF_RANGE,
+        "status");
+  CHECK(std::strcmp(pvn3d_last_error(),
+                    "PVN3D_ThreeInterpolate: input idx holds index 10 at flat position 74, outside [0, 10)") == 0,
+        "message '%s'", pvn3d_last_error());
+  CHECK(pvn3d_three_interpolate_cpu(B, C, m, n, f.data(), idx.data(), nullptr, out.data()) == PVN3D_ERR_INVALID_ARGUMENT &&
+            contains(pvn3d_last_error(), "weight is NULL"),
+        "null weight");
+  CHECK(pvn3d_three_interpolate_cpu(B, 0, m, n, f.data(), idx.data(), w.data(), out.data()) == PVN3D_OK, "C = 0");
+}
+
+// The Stanford bunny scene (support/test_data.h): the FPS centres' features back to every point with
+// PointNet++'s weights, the last stage of the PointNet++-like chain (inputs from the reference chain,
+// support/reference.h).
+TEST(three_interpolate_bunny) {
+  std::vector<float> bunny;
+  LOAD_BUNNY_OR_SKIP(bunny);
+  const testdata::BunnyScene sc = testdata::bunny_scene(bunny);
+  const ref::Chain ch = ref::pointnet_chain(sc.xyz, sc.features, sc.N, sc.C, sc.npoint, sc.radius, sc.S);
+  const int64_t B = sc.B, C = sc.C, N = sc.N, npoint = sc.npoint;
+  const std::vector<float>& centre_feats = ch.gathered;
+  std::vector<float> up(static_cast<size_t>(C * N));
+  CHECK(pvn3d_three_interpolate_cpu(B, C, npoint, N, centre_feats.data(), ch.nn_idx.data(), ch.weight.data(), up.data()) ==
+            PVN3D_OK,
+        "interpolate");
+  same_values("bunny interpolate", up, ref::three_interpolate(centre_feats, ch.nn_idx, ch.weight, B, C, npoint, N));
+  // The constant channel interpolates to ~1 everywhere.
+  bool ones = true;
+  for (int64_t j = 0; j < N; ++j) ones &= std::fabs(up[static_cast<size_t>(3 * N + j)] - 1.f) < 1e-5f;
+  CHECK(ones, "constant channel not preserved");
+}
+
+// ---- CUDA kernel == CPU kernel ------------------------------------------------------------------
+
+TEST(three_interpolate_cuda_equals_cpu) {
+  REQUIRE_CUDA();
+  Rng rng(125);
+  {
+    const int64_t B = 2, C = 37, m = 2048, n = 12288;
+    compare_interp(testdata::random_floats(rng, B * C * m, -1, 1), testdata::random_indices(rng, B * n * 3, m),
+                   testdata::random_weights(rng, B, n), B, C, m, n, "interpolate");
+  }
+  {
+    const int64_t B = 2, C = 9, m = 30000, n = 3000;  // rows too long to stage: the direct kernel
+    compare_interp(testdata::random_floats(rng, B * C * m, -1, 1), testdata::random_indices(rng, B * n * 3, m),
+                   testdata::random_weights(rng, B, n), B, C, m, n, "interpolate direct");
+  }
+  {
+    const int64_t B = 3, C = 40, m = 4096, n = 5000;  // staged, several chunks of 6 rows
+    compare_interp(testdata::random_floats(rng, B * C * m, -1, 1), testdata::random_indices(rng, B * n * 3, m),
+                   testdata::random_weights(rng, B, n), B, C, m, n, "interpolate staged m=4096");
+  }
+}
+
+TEST(three_interpolate_cuda_index_errors) {
+  REQUIRE_CUDA();
+  void* stream = testenv::stream();
+  Rng rng(126);
+  // A bad third index.
+  {
+    const int64_t B = 1, C = 40, m = 30, n = 500;
+    const auto f = testdata::random_floats(rng, B * C * m, -1, 1);
+    auto idx = testdata::random_indices(rng, B * n * 3, m);
+    const auto w = testdata::random_weights(rng, B, n);
+    idx[3 * 321 + 2] = 1LL << 40;
+    Dev<float> df(f), dw(w), dout(static_cast<size_t>(B * C * n));
+    Dev<int64_t> di(idx);
+    IndexError err;
+    ok(pvn3d_three_interpolate_cuda(B, C, m, n, df.p, di.p, dw.p, dout.p, err.dev.p, stream), "interp launch");
+    err.read();
+    CHECK(err.host[0] == 3 * 321 + 2 && err.host[1] == (1LL << 40), "interp report {%lld, %lld}", (long long)err.host[0],
+          (long long)err.host[1]);
+    std::vector<float> host_out(dout.n);
+    CHECK(pvn3d_three_interpolate_cpu(B, C, m, n, f.data(), idx.data(), w.data(), host_out.data()) ==
+              PVN3D_ERR_INDEX_OUT_OF_RANGE,
+          "cpu");
+    const std::string cpu_msg = pvn3d_last_error();
+    pvn3d_index_error_describe("PVN3D_ThreeInterpolate", "idx", err.host[0], err.host[1], m);
+    CHECK(cpu_msg == pvn3d_last_error(), "describe '%s' vs cpu '%s'", pvn3d_last_error(), cpu_msg.c_str());
+    CHECK(dout.get()[static_cast<size_t>(7 * n + 321)] == 0.f, "bad entry not zero");
+  }
+  // The direct (unstaged) kernel reports the same way.
+  {
+    const int64_t B = 1, C = 4, m = 30000, n = 900;
+    const auto f = testdata::random_floats(rng, B * C * m, -1, 1);
+    auto idx = testdata::random_indices(rng, B * n * 3, m);
+    idx[3 * 500 + 1] = m;
+    idx[3 * 800] = -1;
+    const auto w = testdata::random_weights(rng, B, n);
+    Dev<float> df(f), dw(w), dout(static_cast<size_t>(B * C * n));
+    Dev<int64_t> di(idx);
+    IndexError err;
+    ok(pvn3d_three_interpolate_cuda(B, C, m, n, df.p, di.p, dw.p, dout.p, err.dev.p, stream), "interp direct launch");
+    err.read();
+    CHECK(err.host[0] == 3 * 500 + 1 && err.host[1] == m, "interp direct report {%lld, %lld}", (long long)err.host[0],
+          (long long)err.host[1]);
+  }
+}
+
+// ---- a CPU-only library -------------------------------------------------------------------------
+
+TEST(three_interpolate_cuda_entry_point_in_cpu_only_build) {
+  if (pvn3d_built_with_cuda()) SKIP("library built with CUDA (the CUDA tests above cover the entry point)");
+  int64_t idx[4] = {0};
+  float xyz[12] = {0};
+  CHECK(pvn3d_three_interpolate_cuda(1, 1, 3, 1, xyz, idx, xyz, xyz, nullptr, nullptr) == PVN3D_ERR_NO_CUDA, "interp");
+}
+
+int main(int argc, char** argv) { return testenv::run(argc, argv); }
