@@ -13,12 +13,16 @@ Usage (from the repository root):
   /usr/bin/python3 exporter/export_pvn3d.py                       # tiny, committed fixture
   /usr/bin/python3 exporter/export_pvn3d.py --width full          # 480x640, N=12288
   /usr/bin/python3 exporter/export_pvn3d.py --width full --checkpoint pvn3d_best.pth.tar
+  /usr/bin/python3 exporter/export_pvn3d.py --checkpoint runs/tiny/state_dict.pt --out-dir build/trained
+                          # a model of exporter/train_pvn3d.py: its configuration comes from the
+                          # state_dict.json beside the checkpoint
 Runs exporter/fetch_bunny.sh (npm) unless --bunny-json is given.
 """
 import argparse
 import collections
 import inspect
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -38,8 +42,10 @@ from pvn3d_export.pvn3d import model as M, npeval_ext, pose, scene  # noqa: E402
 
 REPO = os.path.dirname(HERE)
 DEFAULT_OUT = {"tiny": os.path.join(REPO, "runtime", "src", "main", "resources", "pvn3d"),
+               "small": os.path.join(REPO, "build", "pvn3d"),
                "full": os.path.join(REPO, "build", "pvn3d")}
 DEFAULTS = {"tiny": dict(height=64, width=64, points=1024, n2=600),
+            "small": dict(height=64, width=64, points=1024, n2=600),
             "full": dict(height=480, width=640, points=12288, n2=2560)}
 SEED = 20240611
 INPUT_NAMES = ["rgb", "cld_rgb_nrm", "choose"]
@@ -143,19 +149,27 @@ def verify(m, model, feeds_list, output_names, tol):
     return report
 
 
-def main(argv=None):
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--width", dest="width_name", choices=sorted(M.CONFIGS), default="tiny")
+    ap.add_argument("--width", dest="width_name", choices=sorted(M.CONFIGS),
+                    help="network width (default: the model config's, else tiny)")
     ap.add_argument("--height-px", type=int, help="image height (multiple of 8)")
     ap.add_argument("--width-px", type=int, help="image width (multiple of 8)")
     ap.add_argument("--points", type=int, help="N of the sample (>= first SA npoint)")
     ap.add_argument("--npoints", help="SA npoints, e.g. 2048,1024,512,128 (default per width)")
     ap.add_argument("--trunk-dilation", default=None,
                     help="dilation of ResNet layer3,layer4: 2,4 (default) or 1,1 (what PVN3D's "
-                         "trunk effectively runs; the default with --checkpoint)")
-    ap.add_argument("--n-classes", type=int, default=2)
+                         "trunk effectively runs; the default with --checkpoint unless a model "
+                         "config says otherwise)")
+    ap.add_argument("--n-classes", type=int, help="(default: the model config's, else 2)")
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--checkpoint", help="a PVN3D checkpoint (state dict) to load, strict=False")
+    ap.add_argument("--model-config",
+                    help="JSON of the model (train_pvn3d.py writes state_dict.json beside "
+                         "state_dict.pt); default: <checkpoint without extension>.json when it "
+                         "exists, else the model_config inside a train_pvn3d.py checkpoint "
+                         "(last.pt, best.pt). It gives width, trunk dilation, SA npoints, n_classes, "
+                         "image size and points; options given here override it")
     ap.add_argument("--pose-head", action="store_true",
                     help="also export pvn3d_<width>_pose.onnx: the graph + PVN3D_PoseSolve "
                          "(outputs pose_R, pose_t, pose_kps, pose_inliers)")
@@ -169,15 +183,65 @@ def main(argv=None):
                     help="after writing, time N forward passes of the PyTorch network (the reference "
                          "operators in plain PyTorch) on the GPU, fp32 without TF32, for comparison "
                          "with the ORT deployment (needs CUDA)")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def resolve_model_config(args):
+    """The network and sample settings: options given on the command line, else the model config
+    (--model-config, or the JSON beside --checkpoint), else the width's defaults. Returns dict(width,
+    height, width_px, points, trunk_dilation (tuple), npoints (tuple or None), n_classes, n_kps,
+    source (the JSON's path or None), trained (the JSON's training summary or None), model_kps (the
+    keypoints the model was trained with, [K+1][3], or None))."""
+    path = args.model_config
+    if path is None and args.checkpoint:
+        cand = os.path.splitext(args.checkpoint)[0] + ".json"
+        path = cand if os.path.isfile(cand) else None
+    mc = {}
+    if path:
+        with open(path) as f:
+            mc = json.load(f)
+    elif args.checkpoint:
+        try:  # a training checkpoint of train_pvn3d.py (last.pt, best.pt) carries its model config
+            ck = torch.load(args.checkpoint, map_location="cpu")
+            if isinstance(ck, dict) and isinstance(ck.get("model_config"), dict):
+                mc, path = ck["model_config"], args.checkpoint + ":model_config"
+        except Exception:
+            pass
+    width = args.width_name or mc.get("width") or "tiny"
+    d = DEFAULTS[width]
+    if args.trunk_dilation:
+        dil = args.trunk_dilation
+    elif mc.get("trunk_dilation"):
+        dil = ",".join(str(v) for v in mc["trunk_dilation"])
+    else:
+        dil = "1,1" if args.checkpoint else "2,4"
+    if args.npoints:
+        npoints = tuple(int(v) for v in args.npoints.split(","))
+    elif mc.get("npoints"):
+        npoints = tuple(int(v) for v in mc["npoints"])
+    else:
+        npoints = None
+    return dict(width=width, height=args.height_px or mc.get("height_px") or d["height"],
+                width_px=args.width_px or mc.get("width_px") or d["width"],
+                points=args.points or mc.get("points") or d["points"],
+                trunk_dilation=tuple(int(v) for v in dil.split(",")), npoints=npoints,
+                n_classes=args.n_classes or mc.get("n_classes") or 2, n_kps=int(mc.get("n_kps", 8)),
+                source=path, trained=mc.get("trained"), model_kps=mc.get("model_kps"))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    mc = resolve_model_config(args)
+    if mc["source"]:
+        log("model config %s: width %s, trunk dilation %s, SA npoints %s, n_classes %d, %dx%d, N %d"
+            % (mc["source"], mc["width"], mc["trunk_dilation"], mc["npoints"], mc["n_classes"],
+               mc["height"], mc["width_px"], mc["points"]))
+    args.width_name, args.n_classes = mc["width"], mc["n_classes"]
     d = DEFAULTS[args.width_name]
-    h = args.height_px or d["height"]
-    w = args.width_px or d["width"]
-    n = args.points or d["points"]
+    h, w, n = mc["height"], mc["width_px"], mc["points"]
     out_dir = args.out_dir or DEFAULT_OUT[args.width_name]
-    dil = args.trunk_dilation or ("1,1" if args.checkpoint else "2,4")
-    dil = tuple(int(v) for v in dil.split(","))
-    npoints = tuple(int(v) for v in args.npoints.split(",")) if args.npoints else None
+    dil = mc["trunk_dilation"]
+    npoints = mc["npoints"]
     assert h % 8 == 0 and w % 8 == 0, "image size must be a multiple of 8"
 
     bj, tmp = bunny_json(args.bunny_json)
@@ -187,6 +251,14 @@ def main(argv=None):
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+    if mc["model_kps"] is not None:
+        # the keypoints the model was trained on (train_pvn3d.py records the dataset's): the sample,
+        # the expected pose and the --pose-head graph use them
+        kps = np.asarray(mc["model_kps"], np.float32).reshape(-1, 3)
+        old = dict(sample)["model_kps"]
+        log("model keypoints from %s (max difference to the scene's: %.3g m)" % (
+            mc["source"], float(np.abs(kps - old).max()) if kps.shape == old.shape else float("nan")))
+        sample = [(k, kps if k == "model_kps" else v) for k, v in sample]
     sd = collections.OrderedDict(sample)
     inputs = tuple(torch.from_numpy(sd[k]) for k in INPUT_NAMES)
     log("sample: rgb %s, cld_rgb_nrm %s, %d object points, K:\n%s"
@@ -195,6 +267,8 @@ def main(argv=None):
 
     kw = dict(n_classes=args.n_classes, dilations=dil, npoints=npoints,
               index_outputs=not args.no_index_outputs)
+    if mc["n_kps"] != 8:
+        kw["n_kps"] = mc["n_kps"]
     if args.checkpoint:
         torch.manual_seed(args.seed)
         net = M.PVN3D(args.width_name, **kw).eval()
@@ -234,6 +308,8 @@ def main(argv=None):
                 checkpoint=os.path.basename(args.checkpoint) if args.checkpoint else "none",
                 layouts="rgb[B,3,H,W] cld_rgb_nrm[B,N,9] choose[B,1,N] -> pred_rgbd_seg[B,N,C] "
                         "pred_kp_of[B,K,N,3] pred_ctr_of[B,1,N,3]; vote = xyz - offset")
+    if mc["trained"]:
+        meta["trained"] = json.dumps(mc["trained"], sort_keys=True)
     m, inferred = export(net, inputs, args, out_names, meta)
     inv = inventory(m)
     log("node inventory (%d nodes):" % sum(inv.values()))

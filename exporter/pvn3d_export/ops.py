@@ -7,7 +7,9 @@ Every operator has
     shortcuts), so the selected indices match the native kernels bit for bit;
   * a ``torch.autograd.Function`` (``FurthestPointSample`` ...) whose forward is that reference
     and whose ``symbolic`` emits the ``ai.onnx.contrib::PVN3D_<Name>`` node with its attributes;
-  * a functional alias (``furthest_point_sample(xyz, npoint)`` ...) for use in models.
+  * a functional alias (``furthest_point_sample(xyz, npoint)`` ...) for use in models; it runs the
+    reference Function, or libpvn3d_ops (``native_ops``, trainable) after
+    ``use_backend("native")``; tracing for export always takes the reference Function.
 
 ``run_reference(op_name, inputs, attrs)`` runs an operator on numpy arrays (for fixtures).
 
@@ -306,27 +308,99 @@ def _static(v, i):
     return None
 
 
+# ---------------------------------------------------------------------------------------------
+# functional aliases and the backend switch
+
+BACKENDS = ("reference", "native")
+_backend = "reference"
+
+
+def get_backend():
+    return _backend
+
+
+def set_backend(name):
+    """Selects what the functional aliases below run outside an export: "reference" (the autograd
+    Functions above: plain PyTorch forward, ONNX symbolic, no backward) or "native" (libpvn3d_ops
+    through ctypes, pvn3d_export.native_ops, with backward for GatherPoints, GroupPoints and
+    ThreeInterpolate: the training path). Loads the library at once for "native" (fails early
+    with native_ops.LibraryNotFound). Returns the previous backend."""
+    global _backend
+    if name not in BACKENDS:
+        raise ValueError("backend must be one of %s, got %r" % (BACKENDS, name))
+    if name == "native":
+        from . import native_ops
+        native_ops.library()
+    prev, _backend = _backend, name
+    return prev
+
+
+class use_backend:
+    """``with ops.use_backend("native"): ...`` runs model code on the native kernels and restores
+    the previous backend on exit; a plain call ``ops.use_backend("native")`` switches for good.
+
+    While torch traces (``torch.onnx.export``, ``torch.jit.trace``) the aliases always use the
+    reference Functions, so an export emits the same ``PVN3D_*`` custom nodes (byte-identical
+    ONNX) whichever backend is selected."""
+
+    def __init__(self, name):
+        self.prev = set_backend(name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        set_backend(self.prev)
+        return False
+
+
+def _native():
+    """native_ops when the native backend is selected and nothing is being traced, else None."""
+    if _backend != "native" or torch.jit.is_tracing() or torch.onnx.is_in_onnx_export():
+        return None
+    from . import native_ops
+    return native_ops
+
+
 def furthest_point_sample(xyz, npoint):
+    n = _native()
+    if n is not None:
+        return n.FurthestPointSample.apply(xyz, int(npoint))
     return FurthestPointSample.apply(xyz, int(npoint))
 
 
 def gather_points(features, idx):
+    n = _native()
+    if n is not None:
+        return n.GatherPoints.apply(features, idx)
     return GatherPoints.apply(features, idx)
 
 
 def ball_query(xyz, new_xyz, radius, nsample):
+    n = _native()
+    if n is not None:
+        return n.BallQuery.apply(xyz, new_xyz, float(radius), int(nsample))
     return BallQuery.apply(xyz, new_xyz, float(radius), int(nsample))
 
 
 def group_points(features, idx):
+    n = _native()
+    if n is not None:
+        return n.GroupPoints.apply(features, idx)
     return GroupPoints.apply(features, idx)
 
 
 def three_nn(unknown, known):
+    n = _native()
+    if n is not None:
+        return n.ThreeNN.apply(unknown, known)
     return ThreeNN.apply(unknown, known)
 
 
 def three_interpolate(features, idx, weight):
+    n = _native()
+    if n is not None:
+        return n.ThreeInterpolate.apply(features, idx, weight)
     return ThreeInterpolate.apply(features, idx, weight)
 
 

@@ -50,6 +50,18 @@ CONFIGS = {
             fp_mlps=((16, 16), (32, 32), (64, 64), (64, 64))),
         fusion=(32, 64, 128),
         seg_hidden=(128, 64, 16), kp_hidden=(128, 64, 32), ctr_hidden=(128, 64, 16)),
+    # 1/4 of the channels (twice tiny's), tiny's sampled points: a slightly larger network for
+    # training at N = 1024
+    "small": dict(
+        trunk_widths=(16, 32, 64, 128), trunk_blocks=(3, 4, 6, 3), psp_out=256,
+        ups=(64, 32, 32), rgb_emb=32,
+        pointnet=dict(
+            npoints=(256, 128, 64, 32), radii=RADII, nsamples=NSAMPLES,
+            sa_mlps=(((8, 8, 16), (8, 8, 16)), ((16, 16, 32), (16, 24, 32)),
+                     ((32, 48, 64), (32, 48, 64)), ((64, 64, 128), (64, 96, 128))),
+            fp_mlps=((32, 32), (64, 64), (128, 128), (128, 128))),
+        fusion=(64, 128, 256),
+        seg_hidden=(256, 128, 32), kp_hidden=(256, 128, 64), ctr_hidden=(256, 128, 32)),
 }
 
 OUTPUT_NAMES = ["pred_rgbd_seg", "pred_kp_of", "pred_ctr_of"]
