@@ -59,7 +59,7 @@ DEFAULTS = dict(
     # optimisation
     steps=20000, batch_size=32, lr=1e-3, min_lr=1e-5, warmup=500, weight_decay=0.0,
     grad_clip=0.0, amp="auto", seg_loss="focal", focal_gamma=2.0, w_seg=2.0, w_kp=1.0, w_ctr=1.0,
-    of_reduction="mean", aug=1, seed=1,
+    of_reduction="mean", aug=1, seed=1, ops="native",
     # validation, logging, checkpoints
     n_val=256, val_batch=64, val_every=500, log_every=50, ckpt_every=500, bandwidth=0.08,
     pose_max_iter=300,
@@ -440,7 +440,9 @@ class Trainer:
         self.cfg, self.device, self.out = cfg, torch.device(device), out_dir
         self.t_start = start_time or time.time()
         os.makedirs(out_dir, exist_ok=True)
-        ops.set_backend("native")
+        # native: this project's kernels (libpvn3d_ops); reference: the plain-PyTorch operators (slow
+        # FPS, no custom library), a fallback where the library cannot be loaded
+        ops.set_backend(cfg.get("ops", "native"))
         if self.device.type == "cuda":
             torch.backends.cudnn.benchmark = True
             torch.backends.cuda.matmul.allow_tf32 = True
@@ -737,6 +739,8 @@ def parse_args(argv=None):
                         % d["of_reduction"])
     g.add_argument("--aug", type=int, choices=(0, 1), help="photometric jitter (%d)" % d["aug"])
     g.add_argument("--seed", type=int, help="(%d)" % d["seed"])
+    g.add_argument("--ops", choices=("native", "reference"),
+                   help="PointNet++ operators: libpvn3d_ops or the plain-PyTorch reference (%s)" % d["ops"])
     g = ap.add_argument_group("validation, logging, checkpoints")
     g.add_argument("--n-val", type=int, help="validation samples (%d)" % d["n_val"])
     g.add_argument("--val-batch", type=int, help="(%d)" % d["val_batch"])
@@ -775,10 +779,12 @@ def main(argv=None, dataset=None):
     ck_config = torch_load(resume)["config"] if resume else None
     cfg = resolve_config(args, ck_config)
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    log("train_pvn3d: torch %s on %s%s; libpvn3d_ops %s (%s, CUDA %s)" % (
+    ops_info = ("libpvn3d_ops %s (%s, CUDA %s)" % (native_ops.version(), native_ops.library_path(),
+                                                   native_ops.built_with_cuda())
+                if cfg["ops"] == "native" else "plain-PyTorch reference operators")
+    log("train_pvn3d: torch %s on %s%s; %s" % (
         torch.__version__, device,
-        " (%s)" % torch.cuda.get_device_name(0) if device.startswith("cuda") else "",
-        native_ops.version(), native_ops.library_path(), native_ops.built_with_cuda()))
+        " (%s)" % torch.cuda.get_device_name(0) if device.startswith("cuda") else "", ops_info))
     tr = Trainer(cfg, device, args.out, dataset=dataset, resume=resume, start_time=t_start)
     log("model %s: %d parameters, trunk dilation %s, SA npoints %s; batch %d, lr %g, steps %d, amp %s"
         % (cfg["width"], M.n_params(tr.model), cfg["trunk_dilation"],
