@@ -255,6 +255,13 @@ def bn_report(model):
 # validation
 
 
+def _float_tensor(x, device):
+    """A float32 tensor on `device` from a tensor (on any device) or an array."""
+    if torch.is_tensor(x):
+        return x.detach().to(device=device, dtype=torch.float32)
+    return torch.as_tensor(np.asarray(x), dtype=torch.float32).to(device)
+
+
 class Validator:
     """The fixed validation set (the first n_val samples of split "val", made once and kept on the
     device) and its metrics."""
@@ -268,9 +275,8 @@ class Validator:
             keep = ("rgb", "cld_rgb_nrm", "choose", "labels", "kp_targ_ofst", "ctr_targ_ofst", "gt_R",
                     "gt_t")
             self.batches.append({k: b[k] for k in keep})
-        self.model_kps = torch.as_tensor(np.asarray(ds.model_kps), dtype=torch.float32).to(device)
-        self.model_points = torch.as_tensor(np.asarray(ds.model_points),
-                                            dtype=torch.float32).to(device)
+        self.model_kps = _float_tensor(ds.model_kps, device)
+        self.model_points = _float_tensor(ds.model_points, device)
         self.diameter = float(ds.model_diameter)
 
     @torch.no_grad()
