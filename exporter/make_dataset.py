@@ -56,11 +56,16 @@ def bench(ds, args):
     total = time.perf_counter() - t0
     n = n_batches * args.batch
     times.sort()
+    t1 = time.perf_counter()
+    ds.scene_params(range(10 ** 9 - args.batch, 10 ** 9))
+    t_np = time.perf_counter() - t1
     print("bench: %d samples in %d batches of %d on %s (%s, torch %s, %d CPU threads): %.1f samples/s "
           "(median batch %.3f s -> %.1f samples/s)"
           % (n, n_batches, args.batch, dev, torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU",
              torch.__version__, torch.get_num_threads(), n / total, times[len(times) // 2],
              args.batch / times[len(times) // 2]))
+    print("  the numpy scene sampling alone: %.1f ms per batch (%.0f us per sample, one core)"
+          % (t_np * 1e3, t_np / args.batch * 1e6))
 
 
 def main(argv=None):

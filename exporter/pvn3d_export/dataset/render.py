@@ -38,7 +38,9 @@ def to_torch(p, device):
 
 def value_noise(x, y, keys):
     """Smooth 2D value noise in [0,1): hashed lattice values (keys: int32 broadcastable against x),
-    smoothstep interpolation."""
+    smoothstep interpolation. Coordinates are clamped to +-1e6 (far horizons) so that the integer
+    lattice coordinates stay in range."""
+    x, y = x.clamp(-1e6, 1e6), y.clamp(-1e6, 1e6)
     fx, fy = torch.floor(x), torch.floor(y)
     sx, sy = x - fx, y - fy
     sx = sx * sx * (3.0 - 2.0 * sx)
@@ -56,7 +58,7 @@ def value_noise(x, y, keys):
 def texture(kind, col1, col2, scale, seed, tu, tv):
     """Albedo [...,3]: solid (0), checker (1), stripes (2), two-octave smooth noise (3) mixing
     col1 and col2 at period `scale` (metres) in surface coordinates (tu, tv)."""
-    x, y = tu / scale, tv / scale
+    x, y = (tu / scale).clamp(-1e6, 1e6), (tv / scale).clamp(-1e6, 1e6)
     fx, fy = torch.floor(x), torch.floor(y)
     checker = torch.remainder(fx + fy, 2.0)
     stripes = torch.remainder(fx, 2.0)
