@@ -20,7 +20,10 @@ import sys
 import tempfile
 import time
 
-import torch
+# idle OpenMP threads sleep instead of spinning: on a shared machine with more busy threads than
+# cores, spinning made 2-thread runs several times slower than 1-thread runs (set it to override)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import torch  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

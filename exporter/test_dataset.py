@@ -148,10 +148,11 @@ class DatasetTest(unittest.TestCase):
         x = torch.tensor([0, 1, 2, 12345, 2 ** 31 - 1, -1, -2 ** 31, 0x1234567], dtype=torch.int32)
         got = (hashrng.hash32(x).to(torch.int64) & 0xFFFFFFFF).tolist()
         self.assertEqual(got, [hashrng.hash32_int(int(v) & 0xFFFFFFFF) for v in x.tolist()])
-        u = hashrng.uniform(hashrng.stream_keys([5, 6], 1, "cpu"), torch.arange(20000, dtype=torch.int32)[None])
+        idx = torch.arange(20000, dtype=torch.int32)[None]
+        u = hashrng.uniform(hashrng.stream_keys([5, 6], 1, "cpu"), idx)
         self.assertTrue(bool((u >= 0).all()) and bool((u < 1).all()))
         self.assertAlmostEqual(float(u.mean()), 0.5, delta=0.01)
-        n = hashrng.normal(hashrng.stream_keys([5], 2, "cpu"), torch.arange(20000, dtype=torch.int32)[None])
+        n = hashrng.normal(hashrng.stream_keys([5], 2, "cpu"), idx)
         self.assertAlmostEqual(float(n.mean()), 0.0, delta=0.03)
         self.assertAlmostEqual(float(n.std()), 1.0, delta=0.03)
 
@@ -215,7 +216,8 @@ class DatasetTest(unittest.TestCase):
         R, t, K = self.b["gt_R"], self.b["gt_t"], self.b["cam_K"]
         vc = torch.einsum("bij,vj->bvi", R, self.ds.model_points) + t[:, None]
         K4 = torch.stack([K[:, 0, 0], K[:, 1, 1], K[:, 0, 2], K[:, 1, 2]], 1)
-        alone = raster.rasterize(vc, self.ds.model_t["faces"], K4, 64, 64)["hit"] & camera.in_frame(K4, 64, 64)
+        alone = raster.rasterize(vc, self.ds.model_t["faces"], K4, 64, 64)["hit"]
+        alone &= camera.in_frame(K4, 64, 64)
         vis = (self.ex["ids"] == 0)
         self.assertFalse(bool((vis & ~alone).any()))
         meas = 1 - vis.sum(1).double() / alone.sum(1).double()
@@ -275,7 +277,8 @@ class DatasetTest(unittest.TestCase):
         self.assertTrue(bool((self.ex["depth_noisy"][~ok] == 0).all()))
         # holes concentrate at depth discontinuities
         far, near = sensor._neighbour_diff(self.ex["depth"], inf, 64, 64)
-        zf = torch.where(torch.isfinite(self.ex["depth"]), self.ex["depth"], torch.zeros_like(self.ex["depth"]))
+        z = self.ex["depth"]
+        zf = torch.where(torch.isfinite(z), z, torch.zeros_like(z))
         edge = (far > 0.02 + 0.03 * zf) & inf
         flat = ~edge & inf & torch.isfinite(self.ex["depth"])
         miss_edge = 1 - float(ok[edge].double().mean())
@@ -303,7 +306,8 @@ class DatasetTest(unittest.TestCase):
         R, t = scene.gt_pose()
         vc = v @ R.T + t
         K = scene.camera(64, 64, (scene.LINEMOD_K @ t)[:2] / t[2], 4)
-        depth, pts, normal, label, kind, p0, n_t = scene.render(vc, tri, nrm @ R.T, K, 64, 64, R, t, v[:, 1].min())
+        depth, pts, normal, label, kind, p0, n_t = scene.render(vc, tri, nrm @ R.T, K, 64, 64, R, t,
+                                                                v[:, 1].min())
         K4 = torch.tensor([[K[0, 0], K[1, 1], K[0, 2], K[1, 2]]], dtype=torch.float32)
         rs = raster.rasterize(torch.tensor(vc[None], dtype=torch.float32), torch.from_numpy(tri), K4, 64, 64)
         hit = rs["hit"][0].numpy().reshape(64, 64)
@@ -315,7 +319,8 @@ class DatasetTest(unittest.TestCase):
         Q = torch.zeros(1, 1, 3, 3)
         Q[0, 0, :, 2] = torch.tensor(n_t, dtype=torch.float32)
         dx, dy = camera.rays(K4, 64, 64)
-        zt = shapes.plane(dx, dy, torch.tensor(p0, dtype=torch.float32)[None, None], Q)[0].numpy().reshape(64, 64)
+        c0 = torch.tensor(p0, dtype=torch.float32)[None, None]
+        zt = shapes.plane(dx, dy, c0, Q)[0].numpy().reshape(64, 64)
         tab = kind == 1
         np.testing.assert_allclose(zt[tab], depth[tab], rtol=1e-5)
         # normals of the interpolated vertex normals agree
@@ -338,13 +343,34 @@ class DatasetTest(unittest.TestCase):
 
     def test_scene_contents(self):
         ids = self.ex["ids"]
-        seen = lambda s: float(torch.isin(ids, torch.tensor([1 + k for k in s])).any(1).double().mean())  # noqa: E731
+        def seen(slots):
+            return float(torch.isin(ids, torch.tensor([1 + k for k in slots])).any(1).double().mean())
+
         self.assertGreater(seen([sampling.TABLE]), 0.5)
         self.assertGreater(seen([sampling.WALL]), 0.05)
         self.assertGreater(seen(sampling.DISTRACTOR_SLOTS), 0.1)
         p = self.ex["params"]
         self.assertEqual(set(p["tex"][:, :2].ravel().tolist()), {0, 1, 2, 3})
         self.assertGreater(len(np.unique(p["light_ambient"])), N_SCENES - 1)
+
+    @unittest.skipUnless(torch.cuda.is_available(), "no CUDA")
+    def test_cuda_matches_cpu(self):
+        gpu = BunnyDataset(self.bunny, device="cuda").batch("test", range(16))
+        cpu = {k: v[:16] for k, v in self.b.items() if k != "extras"}
+        g = {k: v.cpu() for k, v in gpu.items()}
+        for k in ("gt_R", "gt_t", "cam_K"):
+            self.assertTrue(torch.equal(g[k], cpu[k]), k)
+        self.assertLess(float((g["occlusion"] - cpu["occlusion"]).abs().max()), 0.01)
+        same_img = (g["image"] == cpu["image"]).all(-1).double().mean()
+        self.assertGreater(float(same_img), 0.99)
+        same_pts = (g["choose"] == cpu["choose"]).double().mean()
+        self.assertGreater(float(same_pts), 0.9)
+        m = g["choose"][:, 0] == cpu["choose"][:, 0]
+        d = (g["cld_rgb_nrm"] - cpu["cld_rgb_nrm"]).abs().amax(-1)[m]
+        self.assertLess(float(d.quantile(0.99)), 1e-5)
+        print("\nCUDA vs CPU: image pixels identical %.4f, points identical %.4f, cloud max diff %.3g, "
+              "bit-identical batch: %s" % (float(same_img), float(same_pts), float(d.max()),
+                                           all(torch.equal(g[k], cpu[k]) for k in cpu)))
 
     # ---- writer, CLI, preview
     def test_writer_files_and_determinism(self):
@@ -370,7 +396,8 @@ class DatasetTest(unittest.TestCase):
                 ("choose", np.int64, (1, 1, 1024)), ("labels", np.uint8, (1, 1024)),
                 ("gt_R", np.float32, (3, 3)), ("gt_t", np.float32, (3,)), ("cam_K", np.float32, (3, 3)),
                 ("occlusion", np.float32, (1,)), ("seed", np.int64, (1,))]
-        self.assertEqual([(k, v.dtype, v.shape) for k, v in s.items()], [(k, np.dtype(d), sh) for k, d, sh in want])
+        self.assertEqual([(k, v.dtype, v.shape) for k, v in s.items()],
+                         [(k, np.dtype(d), sh) for k, d, sh in want])
         for k in ("image", "cld_rgb_nrm", "choose", "labels", "gt_R", "gt_t", "cam_K", "occlusion"):
             np.testing.assert_array_equal(s[k].reshape(-1), self.b[k][4].numpy().reshape(-1), k)
         self.assertEqual(int(s["seed"][0]), 2 * 10 ** 9 + 4)

@@ -52,34 +52,39 @@ def rasterize(vc, faces, K4, h, w, cull_back=True):
         # seen from the camera (x right, y down, z forward) a counter-clockwise face facing the
         # camera has a negative signed screen area (fx, fy > 0, all z > 0)
         live &= area < 0
-    umin = torch.minimum(torch.minimum(ua, ub), uc)
-    umax = torch.maximum(torch.maximum(ua, ub), uc)
-    vmin = torch.minimum(torch.minimum(va, vb), vcc)
-    vmax = torch.maximum(torch.maximum(va, vb), vcc)
+    # from here on only the live triangles (flat index b*T + f)
+    lid = torch.nonzero(live.reshape(-1)).squeeze(1)
+    L = lambda t: t.reshape(-1)[lid]  # noqa: E731
+    lua, lub, luc, lva, lvb, lvc = L(ua), L(ub), L(uc), L(va), L(vb), L(vcc)
+    umin = torch.minimum(torch.minimum(lua, lub), luc)
+    umax = torch.maximum(torch.maximum(lua, lub), luc)
+    vmin = torch.minimum(torch.minimum(lva, lvb), lvc)
+    vmax = torch.maximum(torch.maximum(lva, lvb), lvc)
     big = float(max(h, w) + 2)
     x0 = torch.ceil(umin.clamp(-1.0, big)).clamp(min=0).long()
     x1 = torch.floor(umax.clamp(-1.0, big)).clamp(max=w - 1).long()
     y0 = torch.ceil(vmin.clamp(-1.0, big)).clamp(min=0).long()
     y1 = torch.floor(vmax.clamp(-1.0, big)).clamp(max=h - 1).long()
     nxb = (x1 - x0 + 1).clamp(min=0)
-    nyb = (y1 - y0 + 1).clamp(min=0)
-    cnt = torch.where(live, nxb * nyb, torch.zeros_like(nxb)).reshape(-1)
-    ids = torch.nonzero(cnt > 0).squeeze(1)  # flat b*T + f
+    cnt = nxb * (y1 - y0 + 1).clamp(min=0)
+    ids = torch.nonzero(cnt > 0).squeeze(1)  # into the live triangles
     cnt = cnt[ids]
     total = int(cnt.sum())
     depth_key = torch.full((B * h * w,), INT64_MAX, dtype=torch.int64, device=dev)
     if total > 0:
+        # one candidate per pixel of each box: triangle tl, local offset in its box
         start = torch.cumsum(cnt, 0) - cnt
         cid = torch.repeat_interleave(torch.arange(ids.numel(), device=dev), cnt)
         local = torch.arange(total, device=dev) - start[cid]
-        tid = ids[cid]
-        bx = nxb.reshape(-1)[tid]
+        tl = ids[cid]
+        bx = nxb[tl]
         dy = torch.div(local, bx, rounding_mode="floor")
-        ix = x0.reshape(-1)[tid] + (local - dy * bx)
-        iy = y0.reshape(-1)[tid] + dy
+        ix = x0[tl] + (local - dy * bx)
+        iy = y0[tl] + dy
         px, py = ix.to(torch.float32), iy.to(torch.float32)
+        tid = lid[tl]
         g = lambda t: t.reshape(-1)[tid]  # noqa: E731
-        cua, cub, cuc, cva, cvb, cvc = g(ua), g(ub), g(uc), g(va), g(vb), g(vcc)
+        cua, cub, cuc, cva, cvb, cvc = lua[tl], lub[tl], luc[tl], lva[tl], lvb[tl], lvc[tl]
         car = g(area)
         w0 = _edge(cub, cvb, cuc, cvc, px, py) / car
         w1 = _edge(cuc, cvc, cua, cva, px, py) / car

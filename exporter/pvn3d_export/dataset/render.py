@@ -30,7 +30,8 @@ def to_torch(p, device):
         out[k] = torch.from_numpy(p[k].astype("float32")).to(device)
     for k in INT_KEYS:
         out[k] = torch.from_numpy(p[k].astype("int64")).to(device)
-    out["tex_seed"] = torch.from_numpy((p["tex_seed"] & 0xFFFFFFFF).astype(np.uint32).view(np.int32)).to(device)
+    bits32 = (p["tex_seed"] & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    out["tex_seed"] = torch.from_numpy(bits32).to(device)
     out["enabled"] = torch.from_numpy(p["enabled"].astype(bool)).to(device)
     out["seeds"] = [int(s) for s in p["seed"]]
     return out
@@ -62,7 +63,8 @@ def texture(kind, col1, col2, scale, seed, tu, tv):
     fx, fy = torch.floor(x), torch.floor(y)
     checker = torch.remainder(fx + fy, 2.0)
     stripes = torch.remainder(fx, 2.0)
-    noise = value_noise(x, y, seed) * 0.65 + value_noise(x * 2.0 + 17.25, y * 2.0 + 5.5, seed ^ 0x55AA55) * 0.35
+    noise = (value_noise(x, y, seed) * 0.65
+             + value_noise(x * 2.0 + 17.25, y * 2.0 + 5.5, seed ^ 0x55AA55) * 0.35)
     zero = torch.zeros_like(x)
     m = torch.where(kind == 1, checker, torch.where(kind == 2, stripes, torch.where(kind == 3, noise, zero)))
     m = m[..., None]
@@ -279,7 +281,8 @@ def render(model_t, P, h, w, frame_K=camera.LINEMOD_K, place=True):
     nn = torch.sqrt(nb[0] * nb[0] + nb[1] * nb[1] + nb[2] * nb[2]).clamp(min=1e-12)
     nb = [c / nn for c in nb]
     AL = model_t["albedo"]
-    ab = torch.stack([AL[fv[..., 0], i] * bw[..., 0] + AL[fv[..., 1], i] * bw[..., 1] + AL[fv[..., 2], i] * bw[..., 2]
+    ab = torch.stack([AL[fv[..., 0], i] * bw[..., 0] + AL[fv[..., 1], i] * bw[..., 1]
+                      + AL[fv[..., 2], i] * bw[..., 2]
                       for i in range(3)], -1)
     isb = ids == 0
     nrm = [torch.where(isb, nb[i], n_obj[i]) for i in range(3)]

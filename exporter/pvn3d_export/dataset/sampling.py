@@ -208,7 +208,8 @@ def sample_scene(seed, model, h, w):
         ks[occ_slot] = occ_ks
 
     # light (direction towards the light, camera frame), ambient / diffuse, tint, background
-    ldir = _unit(up * rng.uniform(0.3, 1.0) - fwd * rng.uniform(0.3, 1.0) + 0.5 * _unit(rng.standard_normal(3)))
+    ldir = _unit(up * rng.uniform(0.3, 1.0) - fwd * rng.uniform(0.3, 1.0)
+                 + 0.5 * _unit(rng.standard_normal(3)))
     light = dict(dir=ldir, ambient=rng.uniform(0.2, 0.5), diffuse=rng.uniform(0.45, 0.9),
                  tint=1.0 + rng.uniform(-0.12, 0.12, 3), gain=rng.uniform(0.85, 1.15),
                  noise=rng.uniform(0.003, 0.02), background=_colour(rng, 0.0, 0.3))

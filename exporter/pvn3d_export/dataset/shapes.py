@@ -47,7 +47,8 @@ def sphere(dx, dy, c, size):
 
 def _safe(d):
     tiny = 1e-12
-    return torch.where(d.abs() < tiny, torch.where(d < 0, torch.full_like(d, -tiny), torch.full_like(d, tiny)), d)
+    signed = torch.where(d < 0, torch.full_like(d, -tiny), torch.full_like(d, tiny))
+    return torch.where(d.abs() < tiny, signed, d)
 
 
 def box(dx, dy, c, Q, size):
