@@ -5,6 +5,7 @@
  */
 module org.pvn3d.ort.ops {
     requires transitive org.pvn3d.ort;
+    requires org.pvn3d.ort.ffm;
 
     exports org.pvn3d.ort.ops;
     exports org.pvn3d.ort.io;

@@ -4,6 +4,7 @@
  */
 module org.pvn3d.ort.pipeline {
     requires transitive org.pvn3d.ort.ops;
+    requires org.pvn3d.ort.ffm;
 
     exports org.pvn3d.ort.pipeline;
     exports org.pvn3d.ort.cli;

@@ -160,30 +160,24 @@ public class KernelBenchmark {
     /** One call; on CUDA, bracketed by events and waited for, its GPU time handed to the profiler. */
     @Benchmark
     public void call() {
-        try {
-            if (stream == null) {
-                OpsLibrary.check(kc.cpu(hostIn, hostOut));
-                return;
-            }
-            Cuda.eventRecord(start, stream);
-            if (copies) {
-                for (int i = 0; i < hostIn.length; i++) {
-                    Cuda.h2d(devIn[i], hostIn[i], stream);
-                }
-            }
-            OpsLibrary.check(kc.cuda(devIn, devOut, workspace, workspaceBytes, indexError, stream));
-            if (copies) {
-                for (int i = 0; i < hostOut.length; i++) {
-                    Cuda.d2h(hostOut[i], devOut[i], stream);
-                }
-            }
-            Cuda.eventRecord(end, stream);
-            Cuda.eventSynchronize(end);
-            EventSamples.add(Math.round(Cuda.elapsedMs(elapsed, start, end) * 1e6));
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw OpsLibrary.rethrow(t);
+        if (stream == null) {
+            OpsLibrary.check(kc.cpu(hostIn, hostOut));
+            return;
         }
+        Cuda.eventRecord(start, stream);
+        if (copies) {
+            for (int i = 0; i < hostIn.length; i++) {
+                Cuda.h2d(devIn[i], hostIn[i], stream);
+            }
+        }
+        OpsLibrary.check(kc.cuda(devIn, devOut, workspace, workspaceBytes, indexError, stream));
+        if (copies) {
+            for (int i = 0; i < hostOut.length; i++) {
+                Cuda.d2h(hostOut[i], devOut[i], stream);
+            }
+        }
+        Cuda.eventRecord(end, stream);
+        Cuda.eventSynchronize(end);
+        EventSamples.add(Math.round(Cuda.elapsedMs(elapsed, start, end) * 1e6));
     }
 }

@@ -1,14 +1,28 @@
 package org.pvn3d.ort.bench;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.PVN3D_MASK_FLOAT32;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_ball_query_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_ball_query_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_furthest_point_sample_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_furthest_point_sample_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_furthest_point_sample_cuda_workspace_bytes;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_gather_points_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_gather_points_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_group_points_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_group_points_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_pose_solve_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_pose_solve_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_pose_solve_cuda_workspace_bytes;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_three_interpolate_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_three_interpolate_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_three_nn_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_three_nn_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_vote_aggregate_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_vote_aggregate_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_vote_aggregate_cuda_workspace_bytes;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -35,66 +49,10 @@ final class KernelCase {
     /** A tensor of the case: model value name, type, shape, and its host data. */
     record HostTensor(String name, OnnxTensorType type, long[] shape, MemorySegment data) {}
 
-    // (B, N, npoint, xyz, idx)
-    private static final MethodHandle FPS_CPU = bind("pvn3d_furthest_point_sample_cpu",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS));
-    private static final MethodHandle FPS_WORKSPACE = bind("pvn3d_furthest_point_sample_cuda_workspace_bytes",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle FPS_CUDA = bind("pvn3d_furthest_point_sample_cuda",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
-    // (B, C, N, M, features, idx, out[, index_error, stream])
-    private static final MethodHandle GATHER_CPU = bind("pvn3d_gather_points_cpu",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS));
-    private static final MethodHandle GATHER_CUDA = bind("pvn3d_gather_points_cuda",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-    // (B, N, M, radius, nsample, xyz, new_xyz, idx[, stream])
-    private static final MethodHandle BALL_CPU = bind("pvn3d_ball_query_cpu",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_FLOAT, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS));
-    private static final MethodHandle BALL_CUDA = bind("pvn3d_ball_query_cuda",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_FLOAT, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-    // (B, C, N, M, S, features, idx, out[, index_error, stream])
-    private static final MethodHandle GROUP_CPU = bind("pvn3d_group_points_cpu",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS));
-    private static final MethodHandle GROUP_CUDA = bind("pvn3d_group_points_cuda",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-    // (B, n, m, unknown, known, dist2, idx[, stream])
-    private static final MethodHandle NN_CPU = bind("pvn3d_three_nn_cpu",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-    private static final MethodHandle NN_CUDA = bind("pvn3d_three_nn_cuda",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-    // (B, C, m, n, features, idx, weight, out[, index_error, stream])
-    private static final MethodHandle INTERP_CPU = bind("pvn3d_three_interpolate_cpu",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-    private static final MethodHandle INTERP_CUDA = bind("pvn3d_three_interpolate_cuda",
-            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-    // (votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps, inliers
-    //  [, workspace, workspace_bytes, stream]): cuda-ops/vote_aggregate/vote_aggregate.h
-    private static final MethodHandle VOTE_CPU = bind("pvn3d_vote_aggregate_cpu",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_FLOAT,
-                    JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS));
-    private static final MethodHandle VOTE_WORKSPACE = bind("pvn3d_vote_aggregate_cuda_workspace_bytes",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle VOTE_CUDA = bind("pvn3d_vote_aggregate_cuda",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_FLOAT,
-                    JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
-    // (votes, mask, mask_dtype, B, K, N, model_kps, model_B, model_K, bandwidth, max_iter, center_filter,
-    //  R, t, kps, inliers[, input_error, workspace, workspace_bytes, stream]): cuda-ops/pose_solve/pose_solve.h
-    private static final MethodHandle POSE_CPU = bind("pvn3d_pose_solve_cpu",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG,
-                    JAVA_LONG, JAVA_FLOAT, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-    private static final MethodHandle POSE_WORKSPACE = bind("pvn3d_pose_solve_cuda_workspace_bytes",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle POSE_CUDA = bind("pvn3d_pose_solve_cuda",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG,
-                    JAVA_LONG, JAVA_FLOAT, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS,
-                    JAVA_LONG, ADDRESS));
-
     /** PVN3D's mean-shift attributes, as in bench-models/vote_aggregate.onnx and pose_solve.onnx. */
     static final float BANDWIDTH = 0.08f;
     static final long MAX_ITER = 300;
     static final int CENTER_FILTER = 1;
-    /** PVN3D_MASK_FLOAT32 (vote_aggregate.h): the mask is float32, nonzero = used. */
-    private static final int MASK_FLOAT32 = 0;
 
     final String spec;
     final String op;
@@ -104,7 +62,9 @@ final class KernelCase {
     private final long kN, kM, kC, kS, kn, km, knp, kK;
     private final float kr;
 
+    /** Loads libpvn3d_ops (an {@link org.pvn3d.ort.OrtException} where it cannot), then parses {@code spec}. */
     KernelCase(String spec) {
+        OpsLibrary.load();
         this.spec = spec;
         String[] parts = spec.split("_");
         this.op = parts[0];
@@ -292,16 +252,12 @@ final class KernelCase {
      * PoseSolve always), from the library's {@code *_cuda_workspace_bytes}.
      */
     long cudaWorkspaceBytes() {
-        try {
-            return switch (op) {
-                case "FPS" -> (long) FPS_WORKSPACE.invokeExact(b, l("N"), l("np"));
-                case "VoteAggregate" -> (long) VOTE_WORKSPACE.invokeExact(b, kK, kN);
-                case "PoseSolve" -> (long) POSE_WORKSPACE.invokeExact(b, kK, kN);
-                default -> 0L;
-            };
-        } catch (Throwable t) {
-            throw OpsLibrary.rethrow(t);
-        }
+        return switch (op) {
+            case "FPS" -> pvn3d_furthest_point_sample_cuda_workspace_bytes(b, l("N"), l("np"));
+            case "VoteAggregate" -> pvn3d_vote_aggregate_cuda_workspace_bytes(b, kK, kN);
+            case "PoseSolve" -> pvn3d_pose_solve_cuda_workspace_bytes(b, kK, kN);
+            default -> 0L;
+        };
     }
 
     /**
@@ -315,47 +271,43 @@ final class KernelCase {
     }
 
     /** One call of the CPU kernel on host memory; returns the pvn3d_status. */
-    int cpu(MemorySegment[] in, MemorySegment[] out) throws Throwable {
+    int cpu(MemorySegment[] in, MemorySegment[] out) {
         return switch (op) {
-            case "FPS" -> (int) FPS_CPU.invokeExact(b, kN, knp, in[0], out[0]);
-            case "BallQuery" -> (int) BALL_CPU.invokeExact(b, kN, kM, kr, kS, in[0], in[1], out[0]);
-            case "GroupPoints" -> (int) GROUP_CPU.invokeExact(b, kC, kN, kM, kS, in[0], in[1], out[0]);
-            case "ThreeNN" -> (int) NN_CPU.invokeExact(b, kn, km, in[0], in[1], out[0], out[1]);
-            case "ThreeInterpolate" -> (int) INTERP_CPU.invokeExact(b, kC, km, kn, in[0], in[1], in[2], out[0]);
-            case "VoteAggregate" -> (int) VOTE_CPU.invokeExact(in[0], in[1], MASK_FLOAT32, b, kK, kN, BANDWIDTH,
+            case "FPS" -> pvn3d_furthest_point_sample_cpu(b, kN, knp, in[0], out[0]);
+            case "BallQuery" -> pvn3d_ball_query_cpu(b, kN, kM, kr, kS, in[0], in[1], out[0]);
+            case "GroupPoints" -> pvn3d_group_points_cpu(b, kC, kN, kM, kS, in[0], in[1], out[0]);
+            case "ThreeNN" -> pvn3d_three_nn_cpu(b, kn, km, in[0], in[1], out[0], out[1]);
+            case "ThreeInterpolate" -> pvn3d_three_interpolate_cpu(b, kC, km, kn, in[0], in[1], in[2], out[0]);
+            case "VoteAggregate" -> pvn3d_vote_aggregate_cpu(in[0], in[1], PVN3D_MASK_FLOAT32(), b, kK, kN, BANDWIDTH,
                     MAX_ITER, CENTER_FILTER, out[0], out[1]);
-            case "PoseSolve" -> (int) POSE_CPU.invokeExact(in[0], in[1], MASK_FLOAT32, b, kK, kN, in[2], 0L, kK,
+            case "PoseSolve" -> pvn3d_pose_solve_cpu(in[0], in[1], PVN3D_MASK_FLOAT32(), b, kK, kN, in[2], 0L, kK,
                     BANDWIDTH, MAX_ITER, CENTER_FILTER, out[0], out[1], out[2], out[3]);
-            default -> (int) GATHER_CPU.invokeExact(b, kC, kN, kM, in[0], in[1], out[0]);
+            default -> pvn3d_gather_points_cpu(b, kC, kN, kM, in[0], in[1], out[0]);
         };
     }
 
     /** One launch of the CUDA kernel on device memory, on {@code stream}; returns the pvn3d_status. */
     int cuda(MemorySegment[] in, MemorySegment[] out, MemorySegment workspace, long workspaceBytes,
-            MemorySegment indexError, MemorySegment stream) throws Throwable {
+            MemorySegment indexError, MemorySegment stream) {
         return switch (op) {
-            case "FPS" -> (int) FPS_CUDA.invokeExact(b, kN, knp, in[0], out[0], workspace, workspaceBytes, stream);
-            case "BallQuery" -> (int) BALL_CUDA.invokeExact(b, kN, kM, kr, kS, in[0], in[1], out[0], stream);
-            case "GroupPoints" -> (int) GROUP_CUDA.invokeExact(b, kC, kN, kM, kS, in[0], in[1], out[0],
+            case "FPS" -> pvn3d_furthest_point_sample_cuda(b, kN, knp, in[0], out[0], workspace, workspaceBytes, stream);
+            case "BallQuery" -> pvn3d_ball_query_cuda(b, kN, kM, kr, kS, in[0], in[1], out[0], stream);
+            case "GroupPoints" -> pvn3d_group_points_cuda(b, kC, kN, kM, kS, in[0], in[1], out[0],
                     indexError, stream);
-            case "ThreeNN" -> (int) NN_CUDA.invokeExact(b, kn, km, in[0], in[1], out[0], out[1], stream);
-            case "ThreeInterpolate" -> (int) INTERP_CUDA.invokeExact(b, kC, km, kn, in[0], in[1], in[2], out[0],
+            case "ThreeNN" -> pvn3d_three_nn_cuda(b, kn, km, in[0], in[1], out[0], out[1], stream);
+            case "ThreeInterpolate" -> pvn3d_three_interpolate_cuda(b, kC, km, kn, in[0], in[1], in[2], out[0],
                     indexError, stream);
-            case "VoteAggregate" -> (int) VOTE_CUDA.invokeExact(in[0], in[1], MASK_FLOAT32, b, kK, kN, BANDWIDTH,
+            case "VoteAggregate" -> pvn3d_vote_aggregate_cuda(in[0], in[1], PVN3D_MASK_FLOAT32(), b, kK, kN, BANDWIDTH,
                     MAX_ITER, CENTER_FILTER, out[0], out[1], workspace, workspaceBytes, stream);
-            case "PoseSolve" -> (int) POSE_CUDA.invokeExact(in[0], in[1], MASK_FLOAT32, b, kK, kN, in[2], 0L, kK,
+            case "PoseSolve" -> pvn3d_pose_solve_cuda(in[0], in[1], PVN3D_MASK_FLOAT32(), b, kK, kN, in[2], 0L, kK,
                     BANDWIDTH, MAX_ITER, CENTER_FILTER, out[0], out[1], out[2], out[3], indexError, workspace,
                     workspaceBytes, stream);
-            default -> (int) GATHER_CUDA.invokeExact(b, kC, kN, kM, in[0], in[1], out[0], indexError, stream);
+            default -> pvn3d_gather_points_cuda(b, kC, kN, kM, in[0], in[1], out[0], indexError, stream);
         };
     }
 
     @Override
     public String toString() {
         return spec + String.format(Locale.ROOT, " (%s)", operatorName());
-    }
-
-    private static MethodHandle bind(String symbol, FunctionDescriptor descriptor) {
-        return OpsLibrary.bind(symbol, descriptor);
     }
 }

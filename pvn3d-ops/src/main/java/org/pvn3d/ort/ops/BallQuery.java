@@ -1,5 +1,8 @@
 package org.pvn3d.ort.ops;
 
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_ball_query_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_ball_query_cuda;
+
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.customop.AttributeSpec;
@@ -47,19 +50,13 @@ final class BallQuery extends Pvn3dKernel {
         long n = xyz.dim(1);
         long m = centres.dim(1);
         KernelTensor idx = ctx.output(0, b, m, nsample);
-        try {
-            if (!cuda) {
-                Pvn3dNative.check((int) Pvn3dNative.BALL_QUERY_CPU.invokeExact(b, n, m, radius, nsample, xyz.data(),
-                        centres.data(), idx.data()));
-                return;
-            }
-            MemorySegment stream = cudaStream(ctx);
-            Pvn3dNative.check((int) Pvn3dNative.BALL_QUERY_CUDA.invokeExact(b, n, m, radius, nsample, xyz.data(),
-                    centres.data(), idx.data(), stream));
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
+        if (!cuda) {
+            OpsLibrary.check(pvn3d_ball_query_cpu(b, n, m, radius, nsample, xyz.data(),
+                    centres.data(), idx.data()));
+            return;
         }
+        MemorySegment stream = cudaStream(ctx);
+        OpsLibrary.check(pvn3d_ball_query_cuda(b, n, m, radius, nsample, xyz.data(),
+                centres.data(), idx.data(), stream));
     }
 }

@@ -1,5 +1,9 @@
 package org.pvn3d.ort.ops;
 
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_furthest_point_sample_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_furthest_point_sample_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_furthest_point_sample_cuda_workspace_bytes;
+
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.customop.AttributeSpec;
@@ -44,21 +48,15 @@ final class FurthestPointSample extends Pvn3dKernel {
                     + " of input xyz (shape " + xyz.shapeString() + ")");
         }
         KernelTensor idx = ctx.output(0, b, npoint);
-        try {
-            if (!cuda) {
-                Pvn3dNative.check((int) Pvn3dNative.FPS_CPU.invokeExact(b, n, npoint, xyz.data(), idx.data()));
-                return;
-            }
-            MemorySegment stream = cudaStream(ctx);
-            long bytes = (long) Pvn3dNative.FPS_CUDA_WORKSPACE.invokeExact(b, n, npoint);
-            MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : scratch.get(ctx, xyz, stream, bytes);
-            Pvn3dNative.check((int) Pvn3dNative.FPS_CUDA.invokeExact(b, n, npoint, xyz.data(), idx.data(), workspace,
-                    bytes, stream));
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
+        if (!cuda) {
+            OpsLibrary.check(pvn3d_furthest_point_sample_cpu(b, n, npoint, xyz.data(), idx.data()));
+            return;
         }
+        MemorySegment stream = cudaStream(ctx);
+        long bytes = pvn3d_furthest_point_sample_cuda_workspace_bytes(b, n, npoint);
+        MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : scratch.get(ctx, xyz, stream, bytes);
+        OpsLibrary.check(pvn3d_furthest_point_sample_cuda(b, n, npoint, xyz.data(), idx.data(), workspace,
+                bytes, stream));
     }
 
     @Override

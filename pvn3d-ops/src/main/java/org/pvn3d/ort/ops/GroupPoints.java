@@ -1,5 +1,8 @@
 package org.pvn3d.ort.ops;
 
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_group_points_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_group_points_cuda;
+
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.customop.CustomOp;
@@ -35,20 +38,14 @@ final class GroupPoints extends Pvn3dKernel {
         long m = idx.dim(1);
         long s = idx.dim(2);
         KernelTensor out = ctx.output(0, b, c, m, s);
-        try {
-            if (!cuda) {
-                Pvn3dNative.check((int) Pvn3dNative.GROUP_CPU.invokeExact(b, c, n, m, s, features.data(), idx.data(),
-                        out.data()));
-                return;
-            }
-            MemorySegment stream = cudaStream(ctx);
-            Pvn3dNative.check((int) Pvn3dNative.GROUP_CUDA.invokeExact(b, c, n, m, s, features.data(), idx.data(),
-                    out.data(), indexFlag(stream, n), stream));
-            afterIndexLaunch(stream);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
+        if (!cuda) {
+            OpsLibrary.check(pvn3d_group_points_cpu(b, c, n, m, s, features.data(), idx.data(),
+                    out.data()));
+            return;
         }
+        MemorySegment stream = cudaStream(ctx);
+        OpsLibrary.check(pvn3d_group_points_cuda(b, c, n, m, s, features.data(), idx.data(),
+                out.data(), indexFlag(stream, n), stream));
+        afterIndexLaunch(stream);
     }
 }

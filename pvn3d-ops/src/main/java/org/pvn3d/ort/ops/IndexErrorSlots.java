@@ -2,6 +2,11 @@ package org.pvn3d.ort.ops;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_cuda_free_host;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_cuda_host_device_pointer;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_cuda_malloc_host;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_index_error_describe;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_kabsch_error_describe;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -24,7 +29,7 @@ final class IndexErrorSlots implements AutoCloseable {
     /** Turns a report (position, value, the launch's context value) into a library status. */
     @FunctionalInterface
     interface Describer {
-        int describe(Arena arena, long position, long value, long context) throws Throwable;
+        int describe(Arena arena, long position, long value, long context);
     }
 
     private final String op;
@@ -62,7 +67,7 @@ final class IndexErrorSlots implements AutoCloseable {
      * #flagFor}'s {@code limit}) is model_kps's element count.
      */
     static IndexErrorSlots kabsch(String op, String secondInput, String suffix) {
-        Describer d = (arena, position, value, modelNumel) -> (int) Pvn3dNative.KABSCH_ERROR_DESCRIBE.invokeExact(
+        Describer d = (arena, position, value, modelNumel) -> pvn3d_kabsch_error_describe(
                 arena.allocateFrom(op), position, value, modelNumel, arena.allocateFrom(secondInput));
         return new IndexErrorSlots(op, secondInput, d, suffix);
     }
@@ -102,35 +107,27 @@ final class IndexErrorSlots implements AutoCloseable {
         slot.host.set(JAVA_LONG, 8, NONE);
         try (Arena arena = Arena.ofConfined()) {
             int status = describer != null ? describer.describe(arena, position, value, slot.limit)
-                    : (int) Pvn3dNative.INDEX_ERROR_DESCRIBE.invokeExact(arena.allocateFrom(op),
+                    : pvn3d_index_error_describe(arena.allocateFrom(op),
                             arena.allocateFrom(input), position, value, slot.limit);
-            OrtException e = Pvn3dNative.failure(status);
+            OrtException e = OpsLibrary.failure(status);
             throw new OrtException(e.getCode(), Pvn3dOps.rawMessage(e) + suffix);
-        } catch (OrtException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
         }
     }
 
     private Slot allocate() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Pvn3dNative.check((int) Pvn3dNative.CUDA_MALLOC_HOST.invokeExact(out, 16L, 1));
+            OpsLibrary.check(pvn3d_cuda_malloc_host(out, 16L, 1));
             MemorySegment host = out.get(ADDRESS, 0).reinterpret(16);
             host.set(JAVA_LONG, 0, NONE);
             host.set(JAVA_LONG, 8, NONE);
-            int status = (int) Pvn3dNative.CUDA_HOST_DEVICE_POINTER.invokeExact(out, host);
-            if (status != Pvn3dNative.OK) {
-                OrtException e = Pvn3dNative.failure(status);
-                int ignored = (int) Pvn3dNative.CUDA_FREE_HOST.invokeExact(host);
+            int status = pvn3d_cuda_host_device_pointer(out, host);
+            if (status != OpsLibrary.OK) {
+                OrtException e = OpsLibrary.failure(status);
+                int ignored = pvn3d_cuda_free_host(host);
                 throw e;
             }
             return new Slot(host, out.get(ADDRESS, 0));
-        } catch (OrtException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
         }
     }
 
@@ -138,7 +135,7 @@ final class IndexErrorSlots implements AutoCloseable {
     public void close() {
         for (Slot slot : slots.values()) {
             try {
-                int ignored = (int) Pvn3dNative.CUDA_FREE_HOST.invokeExact(slot.host);
+                int ignored = pvn3d_cuda_free_host(slot.host);
             } catch (Throwable t) {
                 // freeing pinned memory at session release cannot be retried; nothing else to do
             }

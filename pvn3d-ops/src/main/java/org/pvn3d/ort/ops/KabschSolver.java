@@ -1,5 +1,8 @@
 package org.pvn3d.ort.ops;
 
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_kabsch_solver_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_kabsch_solver_cuda;
+
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.customop.CustomOp;
@@ -50,21 +53,15 @@ final class KabschSolver extends Pvn3dKernel {
         if (b == 0) {
             return; // an empty batch: empty outputs, nothing to compute
         }
-        try {
-            if (!cuda) {
-                Pvn3dNative.check((int) Pvn3dNative.KABSCH_CPU.invokeExact(model.data(), modelB, k, pred.data(), b, k,
-                        r.data(), t.data()));
-                return;
-            }
-            MemorySegment stream = cudaStream(ctx);
-            Pvn3dNative.check((int) Pvn3dNative.KABSCH_CUDA.invokeExact(model.data(), modelB, k, pred.data(), b, k,
-                    r.data(), t.data(), inputErrors.flag(stream, model.elementCount()), stream));
-            inputErrors.afterLaunch(stream);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable th) {
-            throw Pvn3dNative.rethrow(th);
+        if (!cuda) {
+            OpsLibrary.check(pvn3d_kabsch_solver_cpu(model.data(), modelB, k, pred.data(), b, k,
+                    r.data(), t.data()));
+            return;
         }
+        MemorySegment stream = cudaStream(ctx);
+        OpsLibrary.check(pvn3d_kabsch_solver_cuda(model.data(), modelB, k, pred.data(), b, k,
+                r.data(), t.data(), inputErrors.flag(stream, model.elementCount()), stream));
+        inputErrors.afterLaunch(stream);
     }
 
     @Override

@@ -1,32 +1,39 @@
 package org.pvn3d.ort.ops;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_built_with_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_last_error;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_status_name;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_version;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
-import java.lang.invoke.MethodHandle;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
+import org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi;
 import org.pvn3d.ort.internal.NativeFiles;
 
 /**
- * libpvn3d_ops (cuda-ops/include/pvn3d_ops.h), loaded on first use: where it comes from, {@link #bind}
- * for typed downcall handles to its functions, and the turning of its status codes into exceptions.
+ * libpvn3d_ops (cuda-ops/include/pvn3d_ops.h), loaded on first use: where it comes from, and the
+ * turning of its status codes into exceptions. Its functions are called through the jextract output
+ * {@link Pvn3dOpsCApi} (ffm-bindings, package {@code org.pvn3d.ort.ffm.ops}), which finds them in
+ * the libraries this class loader has loaded: {@link #load()} {@code System.load}s the library and
+ * checks that it exports every function the bindings declare, so that a call after a successful
+ * {@code load()} always links.
  *
  * <p>Where the library comes from: the system property {@value #PATH_PROPERTY} or the environment
  * variable {@value #PATH_ENV} (the file itself, or a folder holding {@code libpvn3d_ops.so}), else
  * the copy inside this artifact's jar, extracted once to {@code <cache>/pvn3d-ops-<version>-<crc>/}.
  * A library that cannot be found or loaded fails {@link #load()} with an {@link OrtException} that
  * says what was looked for and where, on every call until one loads (never a class-initialisation
- * error): every entry point of this package calls it before touching a native function.
+ * error): every entry point that reaches a native function calls it first (a bindings call before
+ * that would fail with an {@link UnsatisfiedLinkError}).
  *
  * <p>{@link #check} turns a non-OK {@code pvn3d_status} into an {@link OrtException} carrying the
  * calling thread's {@code pvn3d_last_error()} message: it must run on the thread that made the
@@ -46,34 +53,19 @@ public final class OpsLibrary {
     public static final int ERR_NO_CUDA = 4;
     public static final int ERR_OUT_OF_MEMORY = 5;
 
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static volatile Loaded loaded;
-
-    private record Loaded(Path path, SymbolLookup lookup) {}
-
-    /** The library's own information functions, bound once it is loaded. */
-    private static final class Info {
-        static final MethodHandle LAST_ERROR = bind("pvn3d_last_error", FunctionDescriptor.of(ADDRESS));
-        static final MethodHandle STATUS_NAME = bind("pvn3d_status_name", FunctionDescriptor.of(ADDRESS, JAVA_INT));
-        static final MethodHandle VERSION = bind("pvn3d_version", FunctionDescriptor.of(ADDRESS));
-        static final MethodHandle BUILT_WITH_CUDA = bind("pvn3d_built_with_cuda", FunctionDescriptor.of(JAVA_INT));
-    }
+    private static volatile Path loaded;
 
     private OpsLibrary() {}
 
     /** Loads the library (once); returns where it was loaded from. Throws an {@link OrtException} while it cannot. */
     public static Path load() {
-        return loaded().path();
-    }
-
-    private static Loaded loaded() {
-        Loaded l = loaded;
+        Path l = loaded;
         if (l == null) {
             synchronized (OpsLibrary.class) {
                 l = loaded;
                 if (l == null) {
-                    Path path = locate();
-                    l = new Loaded(path, open(path));
+                    l = locate();
+                    open(l);
                     loaded = l;
                 }
             }
@@ -91,7 +83,8 @@ public final class OpsLibrary {
     public static OrtException failure(int status) {
         String message;
         try {
-            message = ((MemorySegment) Info.LAST_ERROR.invokeExact()).reinterpret(Integer.MAX_VALUE).getString(0);
+            load();
+            message = pvn3d_last_error().getString(0);
         } catch (Throwable t) {
             message = "";
         }
@@ -109,45 +102,23 @@ public final class OpsLibrary {
 
     public static String statusName(int status) {
         try {
-            return ((MemorySegment) Info.STATUS_NAME.invokeExact(status)).reinterpret(256).getString(0);
+            load();
+            return pvn3d_status_name(status).getString(0);
         } catch (Throwable t) {
             return "status " + status;
         }
     }
 
+    /** The library's version ("MAJOR.MINOR.PATCH"); loads it first. */
     public static String version() {
-        try {
-            return ((MemorySegment) Info.VERSION.invokeExact()).reinterpret(256).getString(0);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
+        load();
+        return pvn3d_version().getString(0);
     }
 
+    /** Whether the library was built with its CUDA kernels; loads it first. */
     public static boolean builtWithCuda() {
-        try {
-            return (int) Info.BUILT_WITH_CUDA.invokeExact() != 0;
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-    }
-
-    /** Wraps what a downcall handle threw (only linkage problems: native code throws nothing). */
-    public static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new OrtException(OrtErrorCode.ORT_FAIL, "call into " + LIBRARY + " failed: " + t, t);
-    }
-
-    /** A downcall handle to one of the library's functions; fails clearly if it is missing. */
-    public static MethodHandle bind(String symbol, FunctionDescriptor descriptor) {
-        Loaded l = loaded();
-        MemorySegment address = l.lookup().find(symbol).orElseThrow(() -> new OrtException(OrtErrorCode.ORT_FAIL,
-                l.path() + " does not export " + symbol + ": it is not a matching build of libpvn3d_ops"));
-        return LINKER.downcallHandle(address, descriptor);
+        load();
+        return pvn3d_built_with_cuda() != 0;
     }
 
     private static Path locate() {
@@ -180,15 +151,47 @@ public final class OpsLibrary {
         return NativeFiles.extract(loader, resource, NativeFiles.cacheRoot().resolve(folder), LIBRARY);
     }
 
-    private static SymbolLookup open(Path path) {
+    private static void open(Path path) {
         NativeFiles.checkElfArchitecture(path);
+        // The bindings look their functions up in the libraries of their own class loader
+        // (SymbolLookup.loaderLookup()); System.load registers the library with this class's loader.
+        if (Pvn3dOpsCApi.class.getClassLoader() != OpsLibrary.class.getClassLoader()) {
+            throw new OrtException(OrtErrorCode.ORT_FAIL, "the libpvn3d_ops bindings (" + Pvn3dOpsCApi.class.getName()
+                    + ", ffm-bindings) and " + OpsLibrary.class.getName() + " (pvn3d-ops) are in different class "
+                    + "loaders, so the bindings cannot see the library this class loads: put both jars in one");
+        }
         try {
-            // System.load as well, so that generated bindings' loader lookup sees the same library.
             System.load(path.toAbsolutePath().toString());
-            return SymbolLookup.libraryLookup(path, Arena.global());
         } catch (UnsatisfiedLinkError | IllegalArgumentException e) {
             throw new OrtException(OrtErrorCode.ORT_FAIL, "cannot load " + path + ": " + e.getMessage()
                     + " (a CUDA build needs the CUDA runtime libraries on the library path)", e);
         }
+        SymbolLookup lookup = SymbolLookup.loaderLookup();
+        List<String> missing = new ArrayList<>();
+        for (String symbol : boundFunctions()) {
+            if (lookup.find(symbol).isEmpty()) {
+                missing.add(symbol);
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new OrtException(OrtErrorCode.ORT_FAIL, path + " does not export " + String.join(", ", missing)
+                    + ": it is not a matching build of libpvn3d_ops");
+        }
+    }
+
+    /**
+     * The C functions the bindings declare: jextract gives each one a public static {@code <name>$address()}
+     * (listing the methods neither initialises the class nor looks anything up).
+     */
+    static List<String> boundFunctions() {
+        List<String> names = new ArrayList<>();
+        for (Method m : Pvn3dOpsCApi.class.getMethods()) {
+            String n = m.getName();
+            if (Modifier.isStatic(m.getModifiers()) && m.getParameterCount() == 0 && n.endsWith("$address")) {
+                names.add(n.substring(0, n.length() - "$address".length()));
+            }
+        }
+        names.sort(null);
+        return names;
     }
 }

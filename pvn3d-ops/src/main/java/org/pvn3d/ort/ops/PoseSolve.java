@@ -1,5 +1,12 @@
 package org.pvn3d.ort.ops;
 
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.PVN3D_MASK_BOOL;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.PVN3D_MASK_FLOAT32;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_cuda_stream_synchronize;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_pose_solve_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_pose_solve_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_pose_solve_cuda_workspace_bytes;
+
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.customop.AttributeSpec;
@@ -67,26 +74,20 @@ final class PoseSolve extends Pvn3dKernel {
         }
         MemorySegment inl = inliers == null ? MemorySegment.NULL : inliers.data();
         MeanShift a = attributes;
-        try {
-            if (!cuda) {
-                Pvn3dNative.check((int) Pvn3dNative.POSE_SOLVE_CPU.invokeExact(votes.data(), mask.data(), maskDtype, b, k,
-                        n, model.data(), modelB, model.dim(model.rank() - 2), a.bandwidth, a.maxIter, a.centerFilter,
-                        r.data(), t.data(), kps.data(), inl));
-                return;
-            }
-            MemorySegment stream = cudaStream(ctx);
-            long bytes = (long) Pvn3dNative.POSE_SOLVE_CUDA_WORKSPACE.invokeExact(b, k, n);
-            MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : scratch.get(ctx, votes, stream, bytes);
-            Pvn3dNative.check((int) Pvn3dNative.POSE_SOLVE_CUDA.invokeExact(votes.data(), mask.data(), maskDtype, b, k,
+        if (!cuda) {
+            OpsLibrary.check(pvn3d_pose_solve_cpu(votes.data(), mask.data(), maskDtype, b, k,
                     n, model.data(), modelB, model.dim(model.rank() - 2), a.bandwidth, a.maxIter, a.centerFilter,
-                    r.data(), t.data(), kps.data(), inl, inputErrors.flag(stream, model.elementCount()), workspace,
-                    bytes, stream));
-            inputErrors.afterLaunch(stream);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable th) {
-            throw Pvn3dNative.rethrow(th);
+                    r.data(), t.data(), kps.data(), inl));
+            return;
         }
+        MemorySegment stream = cudaStream(ctx);
+        long bytes = pvn3d_pose_solve_cuda_workspace_bytes(b, k, n);
+        MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : scratch.get(ctx, votes, stream, bytes);
+        OpsLibrary.check(pvn3d_pose_solve_cuda(votes.data(), mask.data(), maskDtype, b, k,
+                n, model.data(), modelB, model.dim(model.rank() - 2), a.bandwidth, a.maxIter, a.centerFilter,
+                r.data(), t.data(), kps.data(), inl, inputErrors.flag(stream, model.elementCount()), workspace,
+                bytes, stream));
+        inputErrors.afterLaunch(stream);
     }
 
     @Override
@@ -122,8 +123,8 @@ final class PoseSolve extends Pvn3dKernel {
     /** Checks the mask [B,N] against the votes and gives its pvn3d_mask_dtype (float32 or bool). */
     static int maskDtype(KernelContext ctx, KernelTensor mask, long b, long n) {
         int dtype = switch (mask.type()) {
-            case FLOAT -> Pvn3dNative.MASK_FLOAT32;
-            case BOOL -> Pvn3dNative.MASK_BOOL;
+            case FLOAT -> PVN3D_MASK_FLOAT32();
+            case BOOL -> PVN3D_MASK_BOOL();
             default -> throw ctx.invalid("input mask must hold bool or float elements (nonzero = the point votes), got "
                     + mask.type().name().toLowerCase(java.util.Locale.ROOT));
         };
@@ -223,9 +224,9 @@ final class PoseSolve extends Pvn3dKernel {
         }
 
         /** In {@link CudaIndexCheck#SYNC} mode: waits for the launch and fails the run on a non-finite input. */
-        void afterLaunch(MemorySegment stream) throws Throwable {
+        void afterLaunch(MemorySegment stream) {
             if (slots != null && check == CudaIndexCheck.SYNC) {
-                Pvn3dNative.check((int) Pvn3dNative.CUDA_STREAM_SYNCHRONIZE.invokeExact(stream));
+                OpsLibrary.check(pvn3d_cuda_stream_synchronize(stream));
                 slots.check(stream);
             }
         }

@@ -1,5 +1,7 @@
 package org.pvn3d.ort.ops;
 
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_cuda_stream_synchronize;
+
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicLong;
 import org.pvn3d.ort.OnnxTensorType;
@@ -21,8 +23,13 @@ abstract class Pvn3dKernel implements CustomKernel {
     private final CudaIndexCheck indexCheck;
     private final IndexErrorSlots slots;
 
-    /** @param indexInput the index input's name for a kernel that reads indices, else null */
+    /**
+     * Loads libpvn3d_ops (once per process) before any kernel can call into it.
+     *
+     * @param indexInput the index input's name for a kernel that reads indices, else null
+     */
     Pvn3dKernel(String op, boolean cuda, CudaIndexCheck indexCheck, String indexInput) {
+        OpsLibrary.load();
         this.cuda = cuda;
         this.indexCheck = indexCheck;
         this.slots = cuda && indexInput != null && indexCheck != CudaIndexCheck.OFF
@@ -59,13 +66,7 @@ abstract class Pvn3dKernel implements CustomKernel {
     /** In {@link CudaIndexCheck#SYNC} mode: waits for the launch and fails the run on a bad index. */
     void afterIndexLaunch(MemorySegment stream) {
         if (slots != null && indexCheck == CudaIndexCheck.SYNC) {
-            try {
-                Pvn3dNative.check((int) Pvn3dNative.CUDA_STREAM_SYNCHRONIZE.invokeExact(stream));
-            } catch (RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable t) {
-                throw Pvn3dNative.rethrow(t);
-            }
+            OpsLibrary.check(pvn3d_cuda_stream_synchronize(stream));
             slots.check(stream);
         }
     }

@@ -1,6 +1,7 @@
 package org.pvn3d.ort.ops;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_cuda_device_count;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -44,9 +45,11 @@ public final class Pvn3dOps {
     /**
      * The eighteen operator descriptions: each of the nine operators ({@link #OPERATORS}, then
      * {@link #POSE_OPERATORS}) for the CPU and the CUDA provider. {@code indexCheck} also governs
-     * the CUDA Kabsch kernels' report of a non-finite model_kps / pred_kps value.
+     * the CUDA Kabsch kernels' report of a non-finite model_kps / pred_kps value. Loads libpvn3d_ops
+     * first, so a missing library fails here.
      */
     public static List<CustomOp> operators(CudaIndexCheck indexCheck) {
+        OpsLibrary.load();
         List<CustomOp> ops = new ArrayList<>();
         for (boolean cuda : new boolean[] {false, true}) {
             ops.add(FurthestPointSample.op(cuda, indexCheck));
@@ -111,10 +114,8 @@ public final class Pvn3dOps {
         OpsLibrary.load();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_INT);
-            int status = (int) Pvn3dNative.CUDA_DEVICE_COUNT.invokeExact(out);
-            return status == Pvn3dNative.OK ? out.get(JAVA_INT, 0) : 0;
-        } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
+            int status = pvn3d_cuda_device_count(out);
+            return status == OpsLibrary.OK ? out.get(JAVA_INT, 0) : 0;
         }
     }
 

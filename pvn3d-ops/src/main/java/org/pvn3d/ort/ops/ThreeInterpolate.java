@@ -1,5 +1,8 @@
 package org.pvn3d.ort.ops;
 
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_three_interpolate_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_three_interpolate_cuda;
+
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.customop.CustomOp;
@@ -43,20 +46,14 @@ final class ThreeInterpolate extends Pvn3dKernel {
         ctx.requireDim(weight, 1, n, "the point count n of idx");
         ctx.requireDim(weight, 2, 3, "three neighbours");
         KernelTensor out = ctx.output(0, b, c, n);
-        try {
-            if (!cuda) {
-                Pvn3dNative.check((int) Pvn3dNative.THREE_INTERPOLATE_CPU.invokeExact(b, c, m, n, features.data(),
-                        idx.data(), weight.data(), out.data()));
-                return;
-            }
-            MemorySegment stream = cudaStream(ctx);
-            Pvn3dNative.check((int) Pvn3dNative.THREE_INTERPOLATE_CUDA.invokeExact(b, c, m, n, features.data(),
-                    idx.data(), weight.data(), out.data(), indexFlag(stream, m), stream));
-            afterIndexLaunch(stream);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
+        if (!cuda) {
+            OpsLibrary.check(pvn3d_three_interpolate_cpu(b, c, m, n, features.data(),
+                    idx.data(), weight.data(), out.data()));
+            return;
         }
+        MemorySegment stream = cudaStream(ctx);
+        OpsLibrary.check(pvn3d_three_interpolate_cuda(b, c, m, n, features.data(),
+                idx.data(), weight.data(), out.data(), indexFlag(stream, m), stream));
+        afterIndexLaunch(stream);
     }
 }

@@ -1,5 +1,8 @@
 package org.pvn3d.ort.ops;
 
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_three_nn_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_three_nn_cuda;
+
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.customop.CustomOp;
@@ -38,19 +41,13 @@ final class ThreeNN extends Pvn3dKernel {
         }
         KernelTensor dist2 = ctx.output(0, b, n, 3);
         KernelTensor idx = ctx.output(1, b, n, 3);
-        try {
-            if (!cuda) {
-                Pvn3dNative.check((int) Pvn3dNative.THREE_NN_CPU.invokeExact(b, n, m, unknown.data(), known.data(),
-                        dist2.data(), idx.data()));
-                return;
-            }
-            MemorySegment stream = cudaStream(ctx);
-            Pvn3dNative.check((int) Pvn3dNative.THREE_NN_CUDA.invokeExact(b, n, m, unknown.data(), known.data(),
-                    dist2.data(), idx.data(), stream));
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
+        if (!cuda) {
+            OpsLibrary.check(pvn3d_three_nn_cpu(b, n, m, unknown.data(), known.data(),
+                    dist2.data(), idx.data()));
+            return;
         }
+        MemorySegment stream = cudaStream(ctx);
+        OpsLibrary.check(pvn3d_three_nn_cuda(b, n, m, unknown.data(), known.data(),
+                dist2.data(), idx.data(), stream));
     }
 }

@@ -1,5 +1,9 @@
 package org.pvn3d.ort.ops;
 
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_vote_aggregate_cpu;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_vote_aggregate_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_vote_aggregate_cuda_workspace_bytes;
+
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.customop.CustomOp;
@@ -49,22 +53,16 @@ final class VoteAggregate extends Pvn3dKernel {
             return; // an empty batch: empty outputs, nothing to compute
         }
         PoseSolve.MeanShift a = attributes;
-        try {
-            if (!cuda) {
-                Pvn3dNative.check((int) Pvn3dNative.VOTE_AGGREGATE_CPU.invokeExact(votes.data(), mask.data(), maskDtype, b,
-                        k, n, a.bandwidth, a.maxIter, a.centerFilter, kps.data(), inliers.data()));
-                return;
-            }
-            MemorySegment stream = cudaStream(ctx);
-            long bytes = (long) Pvn3dNative.VOTE_AGGREGATE_CUDA_WORKSPACE.invokeExact(b, k, n);
-            MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : scratch.get(ctx, votes, stream, bytes);
-            Pvn3dNative.check((int) Pvn3dNative.VOTE_AGGREGATE_CUDA.invokeExact(votes.data(), mask.data(), maskDtype, b, k,
-                    n, a.bandwidth, a.maxIter, a.centerFilter, kps.data(), inliers.data(), workspace, bytes, stream));
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw Pvn3dNative.rethrow(t);
+        if (!cuda) {
+            OpsLibrary.check(pvn3d_vote_aggregate_cpu(votes.data(), mask.data(), maskDtype, b,
+                    k, n, a.bandwidth, a.maxIter, a.centerFilter, kps.data(), inliers.data()));
+            return;
         }
+        MemorySegment stream = cudaStream(ctx);
+        long bytes = pvn3d_vote_aggregate_cuda_workspace_bytes(b, k, n);
+        MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : scratch.get(ctx, votes, stream, bytes);
+        OpsLibrary.check(pvn3d_vote_aggregate_cuda(votes.data(), mask.data(), maskDtype, b, k,
+                n, a.bandwidth, a.maxIter, a.centerFilter, kps.data(), inliers.data(), workspace, bytes, stream));
     }
 
     @Override

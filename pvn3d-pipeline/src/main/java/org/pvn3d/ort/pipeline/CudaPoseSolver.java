@@ -1,14 +1,13 @@
 package org.pvn3d.ort.pipeline;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.PVN3D_MASK_BOOL;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_pose_solve_cuda;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_pose_solve_cuda_workspace_bytes;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
 import org.pvn3d.ort.cuda.DeviceBuffer;
@@ -23,17 +22,12 @@ import org.pvn3d.ort.ops.OpsLibrary;
  * where the CPU kernel takes seconds. {@link JavaPoseSolver} stays the reference it is tested against.
  */
 public final class CudaPoseSolver implements PoseSolver {
-    private static final MethodHandle WORKSPACE_BYTES = OpsLibrary.bind("pvn3d_pose_solve_cuda_workspace_bytes",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle POSE_SOLVE_CUDA = OpsLibrary.bind("pvn3d_pose_solve_cuda",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG,
-                    JAVA_LONG, JAVA_FLOAT, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS,
-                    JAVA_LONG, ADDRESS));
-
     private final MeanShift settings;
     private final int device;
 
+    /** Loads libpvn3d_ops (an {@link org.pvn3d.ort.OrtException} where it cannot). */
     public CudaPoseSolver(MeanShift settings, int device) {
+        OpsLibrary.load();
         this.settings = settings;
         this.device = device;
     }
@@ -64,11 +58,10 @@ public final class CudaPoseSolver implements PoseSolver {
             DeviceBuffer t = allocate(buffers, 3L * Float.BYTES);
             DeviceBuffer kps = allocate(buffers, 3L * k * Float.BYTES);
             DeviceBuffer inliers = allocate(buffers, Long.BYTES);
-            long bytes = (long) WORKSPACE_BYTES.invokeExact(1L, (long) k, (long) n);
-            // a local, not a conditional expression: invokeExact would see that argument as an Object
+            long bytes = pvn3d_pose_solve_cuda_workspace_bytes(1L, k, n);
             MemorySegment workspace = bytes == 0 ? MemorySegment.NULL : p(allocate(buffers, bytes));
-            OpsLibrary.check((int) POSE_SOLVE_CUDA.invokeExact(p(v), p(m), FusedPoseSolve.MASK_BOOL, 1L, (long) k, (long) n, p(model), 0L,
-                    (long) k, settings.bandwidth(), (long) settings.maxIter(), settings.centerFilter() ? 1 : 0, p(r), p(t),
+            OpsLibrary.check(pvn3d_pose_solve_cuda(p(v), p(m), PVN3D_MASK_BOOL(), 1L, k, n, p(model), 0L,
+                    k, settings.bandwidth(), settings.maxIter(), settings.centerFilter() ? 1 : 0, p(r), p(t),
                     p(kps), p(inliers), MemorySegment.NULL, workspace, bytes, MemorySegment.NULL));
             // copies on the legacy default stream follow the kernel and wait for it
             MemorySegment rh = arena.allocate(JAVA_FLOAT, 9);
@@ -80,10 +73,6 @@ public final class CudaPoseSolver implements PoseSolver {
             kps.copyToHost(kh);
             inliers.copyToHost(ih);
             return FusedPoseSolve.solution(rh, th, kh, ih, t0);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable e) {
-            throw OpsLibrary.rethrow(e);
         } finally {
             buffers.forEach(DeviceBuffer::close);
         }

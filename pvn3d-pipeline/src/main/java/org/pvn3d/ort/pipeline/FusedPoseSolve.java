@@ -13,9 +13,6 @@ import java.util.Locale;
  * keypoints and inlier count.
  */
 final class FusedPoseSolve {
-    /** PVN3D_MASK_BOOL: one byte per point, nonzero = masked. */
-    static final int MASK_BOOL = 1;
-
     private FusedPoseSolve() {
     }
 

@@ -1,14 +1,12 @@
 package org.pvn3d.ort.pipeline;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.PVN3D_MASK_BOOL;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_pose_solve_cpu;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import org.pvn3d.ort.ops.OpsLibrary;
 
 /**
@@ -18,13 +16,11 @@ import org.pvn3d.ort.ops.OpsLibrary;
  * {@link JavaPoseSolver} stays the reference it is tested against.
  */
 public final class NativePoseSolver implements PoseSolver {
-    private static final MethodHandle POSE_SOLVE_CPU = OpsLibrary.bind("pvn3d_pose_solve_cpu",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS,
-                    JAVA_LONG, JAVA_LONG, JAVA_FLOAT, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-
     private final MeanShift settings;
 
+    /** Loads libpvn3d_ops (an {@link org.pvn3d.ort.OrtException} where it cannot). */
     public NativePoseSolver(MeanShift settings) {
+        OpsLibrary.load();
         this.settings = settings;
     }
 
@@ -52,14 +48,10 @@ public final class NativePoseSolver implements PoseSolver {
             MemorySegment t = arena.allocate(JAVA_FLOAT, 3);
             MemorySegment kps = arena.allocate(JAVA_FLOAT, (long) k * 3);
             MemorySegment inliers = arena.allocate(JAVA_LONG);
-            OpsLibrary.check((int) POSE_SOLVE_CPU.invokeExact(v, mask, FusedPoseSolve.MASK_BOOL, 1L, (long) k, (long) n, model,
-                    0L, (long) k, settings.bandwidth(), (long) settings.maxIter(), settings.centerFilter() ? 1 : 0, r, t,
+            OpsLibrary.check(pvn3d_pose_solve_cpu(v, mask, PVN3D_MASK_BOOL(), 1L, k, n, model,
+                    0L, k, settings.bandwidth(), settings.maxIter(), settings.centerFilter() ? 1 : 0, r, t,
                     kps, inliers));
             return FusedPoseSolve.solution(r, t, kps, inliers, t0);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable e) {
-            throw OpsLibrary.rethrow(e);
         }
     }
 }
