@@ -56,6 +56,32 @@ def log(*a):
     print(*a, flush=True)
 
 
+def dataset_samples(bunny_json_path, split, index, h, w, n):
+    """Samples index, index+1, index+2 of a dataset split as fixture samples (ordered (name, array)
+    lists): the model inputs, then the dataset's entries (uint8 image, labels, pose, intrinsics,
+    occlusion, seed) and the model's."""
+    from pvn3d_export.dataset import BunnyDataset
+    ds = BunnyDataset(bunny_json_path, device="cpu", h=h, w=w, n_points=n)
+    b = ds.batch(split=split, indices=[index, index + 1, index + 2])
+    f32 = lambda a: np.ascontiguousarray(np.asarray(a), np.float32)  # noqa: E731
+    out = []
+    for i in range(3):
+        one = lambda k: b[k][i:i + 1].cpu().numpy()  # noqa: E731
+        out.append([
+            ("rgb", f32(one("rgb"))), ("cld_rgb_nrm", f32(one("cld_rgb_nrm"))),
+            ("choose", one("choose").astype(np.int64)),
+            ("image", np.ascontiguousarray(b["image"][i].cpu().numpy(), np.uint8)),
+            ("cam_K", f32(b["cam_K"][i].cpu())), ("labels", one("labels").astype(np.int64)),
+            ("gt_R", f32(b["gt_R"][i].cpu())), ("gt_t", f32(b["gt_t"][i].cpu())),
+            ("model_kps", f32(ds.model_kps.cpu() if hasattr(ds.model_kps, "cpu") else ds.model_kps)),
+            ("model_points", f32(ds.model_points.cpu() if hasattr(ds.model_points, "cpu") else ds.model_points)),
+            ("model_diameter", f32([float(ds.model_diameter)])),
+            ("occlusion", f32([float(b["occlusion"][i])])),
+            ("seed", np.asarray([int(b["seed"][i])], np.int64)),
+        ])
+    return out
+
+
 def bunny_json(path):
     if path:
         return path, None
@@ -176,6 +202,10 @@ def parse_args(argv=None):
     ap.add_argument("--no-index-outputs", action="store_true",
                     help="leave out the sa1_* index outputs")
     ap.add_argument("--bunny-json", help="output of exporter/fetch_bunny.sh (else it is run)")
+    ap.add_argument("--dataset-sample", metavar="SPLIT:INDEX",
+                    help="take the fixture sample (and the two verification samples after it) from the "
+                         "dataset generator, e.g. test:0, instead of the fixed scene of scene.py; the "
+                         "sample file then has the dataset's entries (uint8 image) plus rgb")
     ap.add_argument("--out-dir")
     ap.add_argument("--no-verify", action="store_true", help="skip the numpy evaluation")
     ap.add_argument("--tol", type=float, default=1e-3, help="max abs diff allowed by the check")
@@ -246,8 +276,12 @@ def main(argv=None):
 
     bj, tmp = bunny_json(args.bunny_json)
     try:
-        sample = scene.make_sample(bj, h, w, n, seed=args.seed)
-        other = [scene.make_sample(bj, h, w, d["n2"], seed=args.seed + s) for s in (1, 2)]
+        if args.dataset_sample:
+            split, index = args.dataset_sample.split(":")
+            sample, *other = dataset_samples(bj, split, int(index), h, w, n)
+        else:
+            sample = scene.make_sample(bj, h, w, n, seed=args.seed)
+            other = [scene.make_sample(bj, h, w, d["n2"], seed=args.seed + s) for s in (1, 2)]
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
