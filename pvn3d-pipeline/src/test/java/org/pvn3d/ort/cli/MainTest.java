@@ -8,14 +8,19 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.PrintStream;
+import java.net.URI;
+import java.net.URL;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -328,10 +333,29 @@ class MainTest {
         assertTrue(!o.err().contains("--help"), "a runtime failure is not a usage error: " + o.err());
     }
 
+    /**
+     * This JVM's class path, plus where the classes the command line needs came from: under a launcher
+     * with a class loader of its own (the JUnit console on the GPU machine) java.class.path is only the
+     * launcher's jar.
+     */
+    static String classPath() throws Exception {
+        Set<String> entries = new LinkedHashSet<>(List.of(System.getProperty("java.class.path").split(File.pathSeparator)));
+        for (String name : new String[] {Main.class.getName(), PvtFile.class.getName(), OrtRuntime.class.getName(),
+            "org.pvn3d.ort.ffm.OrtApi", CommandLine.class.getName()}) {
+            entries.add(Path.of(Class.forName(name).getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+        }
+        URL ort = MainTest.class.getClassLoader().getResource("ai/onnxruntime/native/linux-x64/libonnxruntime.so");
+        if (ort != null && ort.getProtocol().equals("jar")) {
+            String jar = ort.getPath(); // file:/.../onnxruntime-1.16.3.jar!/ai/...
+            entries.add(Path.of(new URI(jar.substring(0, jar.indexOf("!/")))).toString());
+        }
+        return String.join(File.pathSeparator, entries);
+    }
+
     /** The command line in a JVM of its own (the tests' class path), in {@code cwd}, with stdout and stderr piped. */
     static Output java(Path cwd, String... args) throws Exception {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-cp", System.getProperty("java.class.path")));
+                "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-cp", classPath()));
         for (String p : new String[] {"pvn3d.cache.dir", "pvn3d.ort.path", "pvn3d.ops.path", "pvn3d.cudart.path"}) {
             if (System.getProperty(p) != null) {
                 command.add("-D" + p + "=" + System.getProperty(p));
