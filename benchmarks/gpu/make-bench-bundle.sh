@@ -9,7 +9,7 @@
 #                    given: the C floor (benchmarks/native/add16_floor.c) is compiled from it there.
 #                    It must be a 1.16 header (API version 16). Never committed.
 # Run from anywhere in the checkout, on the build machine:
-#   bash benchmarks/gpu/make-bench-bundle.sh [ORT_INCLUDE]     e.g. /work/ext/ort-1.16.1-include
+#   bash benchmarks/gpu/make-bench-bundle.sh [ORT_INCLUDE]     a folder holding ORT 1.16's onnxruntime_c_api.h
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -19,7 +19,8 @@ ORT_INCLUDE=${1:-${ORT_INCLUDE:-}}
 if [ -z "${JAVA_HOME:-}" ] && [ -d /usr/lib/jvm/temurin-25-jdk-amd64 ]; then
   export JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
 fi
-grep -qxF "/$out/" .git/info/exclude 2>/dev/null || echo "/$out/" >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)   # also right in a git worktree, where .git is a file
+mkdir -p "$(dirname "$exclude")"; grep -qxF "/$out/" "$exclude" 2>/dev/null || echo "/$out/" >> "$exclude"
 mvn -B -q -DskipTests package -pl benchmarks -am
 # the ORT version of the runtime's default (and of the benchmarks' JNI dependency)
 ver=$(sed -n 's|.*<ort.version>\(.*\)</ort.version>.*|\1|p' pom.xml | head -1)

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine needs to run the Java tests there (it has no Maven and no network): the
 # module jars as a user gets them (pvn3d-ops with libpvn3d_ops inside, built here with nvcc for sm_80
-# and sm_90 when nvcc is installed), each module's test classes, the JUnit console launcher, and the
-# bunny test data. No ORT inside: the GPU machine uses its own ORT build (the GPU kit). Writes
-# .gpubundle/ (ignored by git), which a device call carries. Run from the repository root.
+# and sm_90 when nvcc is installed), the command line's picocli jar, each module's test classes, the
+# JUnit console launcher, and the bunny test data. No ORT inside: the GPU machine uses its own ORT
+# build (the GPU kit). Writes .gpubundle/ (ignored by git), which a device call carries. Run from the
+# repository root.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 out=.gpubundle
 modules=(ffm-bindings runtime pvn3d-ops pvn3d-pipeline)
 JUNIT_CONSOLE=org.junit.platform:junit-platform-console-standalone:1.14.1
-grep -qxF "/$out/" .git/info/exclude 2>/dev/null || echo "/$out/" >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)   # also right in a git worktree, where .git is a file
+mkdir -p "$(dirname "$exclude")"; grep -qxF "/$out/" "$exclude" 2>/dev/null || echo "/$out/" >> "$exclude"
 export PATH="$PATH:/usr/local/cuda/bin"
-mvn -B -q -DskipTests package -pl "$(IFS=,; echo "${modules[*]}")"
 rm -rf "$out"; mkdir -p "$out"
+# the modules, and the command line's third-party dependency (picocli) as picocli.jar
+mvn -B -q -DskipTests package dependency:copy-dependencies -pl "$(IFS=,; echo "${modules[*]}")" \
+  -DincludeGroupIds=info.picocli -Dmdep.stripVersion=true -DoutputDirectory="$top/$out"
 mvn -B -q dependency:copy -Dartifact=$JUNIT_CONSOLE -DoutputDirectory="$top/$out" >/dev/null
 # the test helpers of the ops module's test jar are needed by the pipeline's tests
 for m in "${modules[@]}"; do

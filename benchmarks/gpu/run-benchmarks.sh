@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the benchmark suite (issue 6) on a machine with an NVIDIA GPU, given a Java 22+ runtime and an
+# Runs the benchmark suite on a machine with an NVIDIA GPU, given a Java 22+ runtime and an
 # ORT build for that machine's CUDA, from the bundle that benchmarks/gpu/make-bench-bundle.sh made:
 #
 #   bash benchmarks/gpu/run-benchmarks.sh [JAVA] [ORT_DIR]
@@ -55,7 +55,7 @@ phase() { echo "== $1 ($(( $(date +%s) - t_start )) s)"; }
 
 MAIN="FPS_B1_N12288_np2048,BallQuery_B1_N12288_M2048_S16_r0.0175,GroupPoints_B8_C256_N1024_M512_S32"
 MAIN+=",ThreeNN_B1_n12288_m2048,ThreeInterpolate_B1_C128_m2048_n12288,GatherPoints_B8_C256_N4096_M1024"
-# the pose operators (issue 8) at B = 1 against PyTorch's MeanShift_K9_N3000; B = 4 (and the B = 8 sizes
+# the pose operators at B = 1 against PyTorch's MeanShift_K9_N3000; B = 4 (and the B = 8 sizes
 # of the PointNet++ kernels) only in the full profile
 MAIN+=",VoteAggregate_B1_K9_N3000,PoseSolve_B1_K9_N3000"
 case "$PROFILE" in
@@ -75,10 +75,12 @@ case "${KERNELS:-}" in
   pose) SIZES=(-p "kernel=$POSE"); SUFFIX=${SUFFIX--pose} ;;
   *) SIZES=(-p "kernel=$KERNELS") ;;
 esac
+# -jvmArgsPrepend, not -jvmArgsAppend: the command line's Append would replace the benchmarks' own
+# @Fork(jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xmx..."}) in the forked JVMs
 jmh() {  # jmh NAME REGEX JVM-PROPERTIES [more JMH args]
   local name=$1 regex=$2 props=$3; shift 3
   "$JAVA" --enable-native-access=ALL-UNNAMED -jar "$jar" "$regex" $ITER ${JMH_ARGS:-} "$@" \
-    -prof org.pvn3d.ort.bench.CudaEventProfiler -jvmArgsAppend "$props -Dpvn3d.cache.dir=/tmp/pvn3d-cache" \
+    -prof org.pvn3d.ort.bench.CudaEventProfiler -jvmArgsPrepend "$props -Dpvn3d.cache.dir=/tmp/pvn3d-cache" \
     -rf json -rff "$OUT/jmh-$name.json" > "$OUT/jmh-$name.log" 2>&1
   local rc=$?
   echo "jmh $name exit $rc"; grep -E "^(Benchmark|KernelBench|OrtNode|TinyModel|IoBinding)" "$OUT/jmh-$name.log" | grep -v ":p0\.\(0\|9\)\|:p1\.00" | tail -60

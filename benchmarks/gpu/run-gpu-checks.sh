@@ -58,7 +58,7 @@ fi
 # libpvn3d_ops comes from the pvn3d-ops jar (as a user gets it); ORT from the machine's build
 java_run() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" \
   -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx4g "$@"; }
-jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar"
+jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar:$bundle/picocli.jar"
 tests="$bundle/test-classes-runtime:$bundle/test-classes-pvn3d-ops:$bundle/test-classes-pvn3d-pipeline"
 echo "== Java suite on the GPU (CUDA provider)"
 cp="$jars:$tests"
@@ -81,7 +81,7 @@ java_run -cp "$jars" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
 echo "cli exit $?"; cat "$OUT/cli-cuda.txt"
 echo "-- the same through a plain run with host tensors (--no-io-binding)" >> "$OUT/cli-cuda.txt"
 java_run -cp "$jars" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
-  --no-io-binding --no-report --no-png 2>&1 | grep -E "^  (inference|verdict)|^  [a-z_]+ +\[" >> "$OUT/cli-cuda.txt"
+  --no-io-binding 2>&1 | grep -E "^  (inference|verdict)|^  [a-z_]+ +\[" >> "$OUT/cli-cuda.txt"
 tail -8 "$OUT/cli-cuda.txt"
 
 if [ -n "${FULL:-}" ]; then
@@ -91,11 +91,11 @@ if [ -n "${FULL:-}" ]; then
     full_args=(--ep cuda --warmup 3 --runs 20 --model /tmp/pvn3d-full/pvn3d_full.onnx
       --sample /tmp/pvn3d-full/pvn3d_full_sample.bin --expected /tmp/pvn3d-full/pvn3d_full_expected.bin)
     java_run -cp "$jars" org.pvn3d.ort.cli.Main "${full_args[@]}" \
-      --report "$OUT/pvn3d-report-full-cuda.json" --no-png > "$OUT/cli-full-cuda.txt" 2>&1
+      --report "$OUT/pvn3d-report-full-cuda.json" > "$OUT/cli-full-cuda.txt" 2>&1
     echo "cli (full) exit $?"; cat "$OUT/cli-full-cuda.txt"
     echo "-- the same through a plain run with host tensors (--no-io-binding)" >> "$OUT/cli-full-cuda.txt"
     java_run -cp "$jars" org.pvn3d.ort.cli.Main "${full_args[@]}" \
-      --no-io-binding --no-report --no-png 2>&1 | grep -E "^  (inference|verdict)|^  [a-z_]+ +\[" >> "$OUT/cli-full-cuda.txt"
+      --no-io-binding 2>&1 | grep -E "^  (inference|verdict)|^  [a-z_]+ +\[" >> "$OUT/cli-full-cuda.txt"
     tail -9 "$OUT/cli-full-cuda.txt"
     # the PyTorch side of the same sample on this GPU, for the latency comparison
     grep -E "^(sample|network|PyTorch|torch.onnx)" /tmp/pvn3d-full-export.txt > "$OUT/export-full.txt"

@@ -5,7 +5,10 @@
 module org.pvn3d.ort.pipeline {
     requires transitive org.pvn3d.ort.ops;
     requires org.pvn3d.ort.ffm;
+    requires info.picocli;
 
     exports org.pvn3d.ort.pipeline;
     exports org.pvn3d.ort.cli;
+    // picocli sets the commands' annotated option fields by reflection
+    opens org.pvn3d.ort.cli to info.picocli;
 }

@@ -4,8 +4,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Collections;
@@ -23,6 +26,8 @@ import org.pvn3d.ort.OrtException;
  */
 public final class PvtFile {
     private static final byte[] MAGIC = "PVT1".getBytes(StandardCharsets.US_ASCII);
+    /** The largest file or entry read: a Java array's limit. */
+    private static final long MAX_BYTES = Integer.MAX_VALUE - 8;
 
     /** One tensor of a PVT1 file, held as little-endian bytes. */
     public record Entry(String name, OnnxTensorType type, long[] shape, byte[] data) {
@@ -82,47 +87,158 @@ public final class PvtFile {
 
     private PvtFile() {}
 
+    /**
+     * Reads a PVT1 file. A missing or unreadable file, and every way the content can be wrong (see
+     * {@link #read(InputStream, String)}), throw an {@link OrtException} whose message starts with the path.
+     */
     public static Map<String, Entry> read(Path path) {
-        try (InputStream in = Files.newInputStream(path)) {
-            return read(in, path.toString());
+        try {
+            if (Files.isDirectory(path)) {
+                throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, path + ": a folder, not a PVT1 file");
+            }
+            long size = Files.size(path);
+            if (size > MAX_BYTES) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, path + ": " + size
+                        + " bytes, more than a PVT1 file can hold here (" + MAX_BYTES + ")");
+            }
+            try (InputStream in = Files.newInputStream(path)) {
+                return read(in, path.toString());
+            }
+        } catch (NoSuchFileException e) {
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, path + ": no such file", e);
         } catch (IOException e) {
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read " + path + ": " + e, e);
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, path + ": cannot read it (" + e.getMessage() + ")", e);
         }
     }
 
-    /** Reads a whole PVT1 stream; {@code source} names it in error messages. */
+    /**
+     * Reads a whole PVT1 stream; {@code source} names it in error messages. A stream that is not PVT1
+     * (wrong magic), a negative or impossible count, rank, name length or dimension, an element type
+     * that is unknown or has no fixed size, a duplicate name, an entry cut short, or bytes after the last
+     * entry throw an {@link OrtException} ({@link OrtErrorCode#ORT_INVALID_ARGUMENT}) that says which
+     * entry and what is wrong, e.g. "x.bin: entry 2 of 5 ('rgb'): truncated: its data FLOAT [1, 3, 8, 8] needs 768
+     * bytes, 512 are left". Nothing is allocated beyond what the stream actually holds.
+     */
     public static Map<String, Entry> read(InputStream in, String source) throws IOException {
-        ByteBuffer buf = ByteBuffer.wrap(in.readAllBytes()).order(ByteOrder.LITTLE_ENDIAN);
-        try {
-            byte[] magic = new byte[4];
-            buf.get(magic);
-            if (!Arrays.equals(magic, MAGIC)) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + " is not a PVT1 file");
+        return new Reader(in.readAllBytes(), source).read();
+    }
+
+    /** A bounds-checked cursor over the bytes of one stream. */
+    private static final class Reader {
+        private final ByteBuffer buf;
+        private final String source;
+        private String where = "";
+
+        Reader(byte[] bytes, String source) {
+            this.buf = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+            this.source = source;
+        }
+
+        Map<String, Entry> read() {
+            if (!buf.hasRemaining()) {
+                throw fail("empty, not a PVT1 file");
             }
-            int count = buf.getInt();
+            if (buf.remaining() < MAGIC.length || !Arrays.equals(Arrays.copyOf(buf.array(), MAGIC.length), MAGIC)) {
+                throw fail("not a PVT1 file (it starts with " + head() + ", not \"PVT1\")");
+            }
+            buf.position(MAGIC.length);
+            int count = int32("the tensor count");
+            if (count < 0) {
+                throw fail("negative tensor count " + count);
+            }
+            // an entry takes at least 12 bytes (name length, type, rank): refuse impossible counts before reading on
+            if (count > buf.remaining() / 12) {
+                throw fail("the header says " + count + (count == 1 ? " tensor" : " tensors") + ", but only " + buf.remaining()
+                        + " bytes follow (at least 12 per tensor): corrupt or truncated");
+            }
             Map<String, Entry> out = new LinkedHashMap<>();
             for (int i = 0; i < count; i++) {
-                byte[] name = new byte[buf.getInt()];
-                buf.get(name);
-                OnnxTensorType type = OnnxTensorType.of(buf.getInt());
-                int rank = buf.getInt();
-                long[] shape = new long[rank];
-                long n = 1;
-                for (int d = 0; d < rank; d++) {
-                    shape[d] = buf.getLong();
-                    n = Math.multiplyExact(n, shape[d]);
+                where = "entry " + (i + 1) + " of " + count + ": ";
+                int nameLength = int32("the name length");
+                if (nameLength < 0) {
+                    throw fail("negative name length " + nameLength);
+                }
+                String name = utf8(bytes(nameLength, "the name"));
+                where = "entry " + (i + 1) + " of " + count + " ('" + name + "'): ";
+                if (out.containsKey(name)) {
+                    throw fail("a second tensor with this name");
+                }
+                int code = int32("the element type");
+                OnnxTensorType type = OnnxTensorType.of(code);
+                if (type == OnnxTensorType.UNDEFINED) {
+                    throw fail("unknown element type code " + code + " (PVT1 uses ONNX's codes: 1 float, 7 int64, ...)");
                 }
                 if (type.byteSize() == 0) {
-                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": unsupported element type " + type);
+                    throw fail("element type " + type + " has no fixed size and cannot be stored in PVT1");
                 }
-                byte[] data = new byte[Math.toIntExact(n * type.byteSize())];
-                buf.get(data);
-                String key = new String(name, StandardCharsets.UTF_8);
-                out.put(key, new Entry(key, type, shape, data));
+                int rank = int32("the rank");
+                if (rank < 0) {
+                    throw fail("negative rank " + rank);
+                }
+                if (rank > buf.remaining() / Long.BYTES) {
+                    throw fail("truncated: rank " + rank + " needs " + (long) rank * Long.BYTES + " bytes of dimensions, "
+                            + buf.remaining() + " are left");
+                }
+                long[] shape = new long[rank];
+                long bytes = type.byteSize();
+                for (int d = 0; d < rank; d++) {
+                    shape[d] = buf.getLong();
+                    if (shape[d] < 0) {
+                        throw fail("dimension " + d + " is negative (" + shape[d] + ")");
+                    }
+                    if (shape[d] > 0 && bytes > MAX_BYTES / shape[d]) {
+                        throw fail("shape " + Arrays.toString(Arrays.copyOf(shape, d + 1)) + (d + 1 < rank ? "..." : "")
+                                + " of " + type + " is larger than a PVT1 file can hold");
+                    }
+                    bytes *= shape[d];
+                }
+                byte[] data = bytes((int) bytes, "its data " + type + " " + Arrays.toString(shape));
+                out.put(name, new Entry(name, type, shape, data));
+            }
+            where = "";
+            if (buf.hasRemaining()) {
+                throw fail(buf.remaining() + " unexpected bytes after its last tensor");
             }
             return Collections.unmodifiableMap(out);
-        } catch (java.nio.BufferUnderflowException e) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + " is truncated", e);
+        }
+
+        private int int32(String what) {
+            if (buf.remaining() < Integer.BYTES) {
+                throw fail("truncated: the file ends where " + what + " should be (" + buf.remaining() + " bytes left)");
+            }
+            return buf.getInt();
+        }
+
+        private byte[] bytes(int n, String what) {
+            if (n > buf.remaining()) {
+                throw fail("truncated: " + what + " needs " + n + " bytes, " + buf.remaining() + " are left");
+            }
+            byte[] out = new byte[n];
+            buf.get(out);
+            return out;
+        }
+
+        private String utf8(byte[] bytes) {
+            try {
+                return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+            } catch (CharacterCodingException e) {
+                throw fail("the name (" + bytes.length + " bytes) is not UTF-8");
+            }
+        }
+
+        /** The first bytes in hex, for "not a PVT1 file". */
+        private String head() {
+            int n = Math.min(4, buf.limit());
+            StringBuilder sb = new StringBuilder();
+            for (int i = 0; i < n; i++) {
+                sb.append(i == 0 ? "" : " ").append(String.format("%02x", buf.get(i) & 0xff));
+            }
+            return sb.toString();
+        }
+
+        private OrtException fail(String what) {
+            return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": " + where + what);
         }
     }
 }

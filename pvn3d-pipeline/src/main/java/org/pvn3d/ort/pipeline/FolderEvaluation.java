@@ -15,7 +15,7 @@ import org.pvn3d.ort.OrtException;
 
 /**
  * Runs the pipeline over a folder of PVT1 samples (files ending in {@code .bin}, the entry names of
- * {@link Pvn3dSample}), with a progress bar, and summarises ADD / ADD-S and the 10%-of-diameter accuracy.
+ * {@link Pvn3dSample}), reporting its progress, and summarises ADD / ADD-S and the 10%-of-diameter accuracy.
  */
 public final class FolderEvaluation {
     private FolderEvaluation() {}
@@ -175,18 +175,55 @@ public final class FolderEvaluation {
     }
 
     /**
-     * Evaluates every file; a sample that fails (unreadable, wrong entries, a run error) becomes a row
-     * with its error and the evaluation goes on. Progress goes to {@code progress} (null: none).
+     * How an evaluation reports its progress: before each sample ({@code next} its file name, {@code done}
+     * the samples finished so far) and once at the end ({@code done == total}, {@code next} null).
      */
-    public static Summary evaluate(Pvn3dPipeline pipeline, List<Path> files, PrintStream progress) {
+    @FunctionalInterface
+    public interface Progress {
+        /** No progress at all. */
+        Progress NONE = (done, total, next) -> { };
+
+        void update(int done, int total, String next);
+
+        /** A bar redrawn in place with carriage returns, for a terminal: {@code [#####.....] 3/10 name}. */
+        static Progress bar(PrintStream out) {
+            return (done, total, next) -> {
+                if (next != null) {
+                    out.print("\r" + FolderEvaluation.bar(done, total, next));
+                    out.flush();
+                } else {
+                    out.println("\r" + FolderEvaluation.bar(done, total, "done"));
+                }
+            };
+        }
+
+        /**
+         * Plain lines for a log or a pipe (no carriage returns): {@code eval: 3/10 samples (30%)}, one each
+         * time another tenth of the samples is done, so at most ten lines.
+         */
+        static Progress lines(PrintStream out) {
+            int[] printed = {0};
+            return (done, total, next) -> {
+                int tenth = total == 0 ? 10 : done * 10 / total;
+                if (done > 0 && tenth > printed[0]) {
+                    printed[0] = tenth;
+                    out.printf(Locale.ROOT, "eval: %d/%d samples (%d%%)%n", done, total, total == 0 ? 100 : done * 100 / total);
+                    out.flush();
+                }
+            };
+        }
+    }
+
+    /**
+     * Evaluates every file; a sample that fails (unreadable, wrong entries, a run error) becomes a row
+     * with its error and the evaluation goes on.
+     */
+    public static Summary evaluate(Pvn3dPipeline pipeline, List<Path> files, Progress progress) {
         List<Row> rows = new ArrayList<>();
         for (int i = 0; i < files.size(); i++) {
             Path f = files.get(i);
             String name = f.getFileName().toString();
-            if (progress != null) {
-                progress.print("\r" + bar(i, files.size(), name));
-                progress.flush();
-            }
+            progress.update(i, files.size(), name);
             long t0 = System.nanoTime();
             try {
                 Pvn3dSample sample = Pvn3dSample.read(f);
@@ -197,13 +234,20 @@ public final class FolderEvaluation {
                         m == null ? Double.NaN : m.adds(), m == null ? Double.NaN : m.diameter(), ms, null, sample.occlusion()));
             } catch (RuntimeException e) {
                 rows.add(new Row(name, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, (System.nanoTime() - t0) / 1e6,
-                        String.valueOf(e.getMessage()), Double.NaN));
+                        message(e), Double.NaN));
             }
         }
-        if (progress != null) {
-            progress.println("\r" + bar(files.size(), files.size(), "done"));
-        }
+        progress.update(files.size(), files.size(), null);
         return new Summary(rows);
+    }
+
+    /** An error for the table: an OrtException's message without its "[ORT_...] " code prefix. */
+    private static String message(RuntimeException e) {
+        String m = String.valueOf(e.getMessage());
+        if (e instanceof OrtException o && m.startsWith("[" + o.getCode() + "] ")) {
+            return m.substring(o.getCode().toString().length() + 3);
+        }
+        return e instanceof OrtException ? m : e.toString();
     }
 
     /** {@code [#########...........]  3/10  name}. */

@@ -2,33 +2,57 @@ package org.pvn3d.ort.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.PrintStream;
+import java.net.URI;
+import java.net.URL;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Locale;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.zip.InflaterInputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.OrtRuntime;
+import org.pvn3d.ort.cuda.CudaDevice;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.pipeline.FolderEvaluationTestSamples;
+import picocli.CommandLine;
 
-/** The README's first command, in-process: the main job, the folder form, the PointNet++ job and --version. */
+/**
+ * The README's first command: the main job, the folder form, the PointNet++ job and the version, in this JVM
+ * and (where the working directory, the exit status or the terminal check matter) in a JVM of its own;
+ * every failure a message and an exit code, never a stack trace unless asked for.
+ */
 class MainTest {
     record Output(int code, String out, String err) {}
 
     static Output run(String... args) {
+        return run(false, args);
+    }
+
+    /** In this JVM, with {@code terminal} saying whether a person watches stderr. */
+    static Output run(boolean terminal, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        int code = Main.run(args, new Io(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                terminal));
         return new Output(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
@@ -74,31 +98,54 @@ class MainTest {
     }
 
     @Test
-    void defaultsAndTheNoFileOptions() {
-        Main.Options d = Main.Options.parse(new String[0]);
-        assertEquals(Main.Options.Command.POSE, d.command);
-        assertEquals(Path.of("pvn3d-report.json"), d.report);
-        assertEquals(Path.of("pvn3d-pose.png"), d.png);
-        assertEquals(1, d.warmup);
-        assertTrue(!d.cuda);
-        assertEquals(1, d.runs);
-        assertTrue(!d.noIoBinding);
-        Output o = run("--no-report", "--no-png", "--warmup", "0");
+    void filesOnlyWhenAsked(@TempDir Path dir) throws Exception {
+        PoseCommand defaults = parse();
+        assertNull(defaults.reportFile());
+        assertNull(defaults.pngFile());
+        assertEquals(1, defaults.pipeline.warmup);
+        assertEquals(1, defaults.runs);
+        assertTrue(!defaults.common.cuda() && !defaults.pipeline.noIoBinding);
+        PoseCommand out = parse("--out", "d");
+        assertEquals(Path.of("d", "report.json"), out.reportFile());
+        assertEquals(Path.of("d", "pose.png"), out.pngFile());
+        PoseCommand both = parse("--out", "d", "--png", "p.png");
+        assertEquals(Path.of("p.png"), both.pngFile());
+
+        Output o = run("--warmup", "0");
         assertEquals(0, o.code(), o.out() + o.err());
         assertTrue(o.out().contains("(host tensors; one timed run, after 0 untimed warm-up run(s))"), o.out());
-        Output r = run("--no-report", "--no-png", "--runs", "3");
+        assertTrue(o.out().contains("verdict: PASS"), o.out());
+        assertTrue(o.out().contains("files: none written (--out DIR"), o.out());
+        assertTrue(!o.out().contains("report: ") && !o.out().contains("image: "), o.out());
+        Output r = run("--runs", "3");
         assertEquals(0, r.code(), r.out() + r.err());
         assertTrue(Pattern.compile("median of 3 runs, min [0-9.]+, p90 [0-9.]+, max [0-9.]+ ms, after 1 untimed").matcher(r.out()).find(), r.out());
-        assertTrue(!o.out().contains("report: ") && !o.out().contains("image: "), o.out());
-        assertTrue(o.out().contains("verdict: PASS"), o.out());
+
+        Path folder = dir.resolve("new/out");
+        Output w = run("--out", folder.toString());
+        assertEquals(0, w.code(), w.out() + w.err());
+        assertTrue(w.out().contains("report: " + folder.resolve("report.json")), w.out());
+        assertTrue(Files.readString(folder.resolve("report.json")).contains("max_abs_diff"));
+        assertPng(Files.readAllBytes(folder.resolve("pose.png")), 256, 256);
     }
 
     @Test
-    void theFolderFormPrintsAProgressBarAndATable(@TempDir Path dir) throws Exception {
+    void theDefaultRunWritesNothingIntoTheWorkingDirectory(@TempDir Path cwd) throws Exception {
+        Output o = java(cwd);
+        assertEquals(0, o.code(), o.out() + o.err());
+        assertTrue(o.out().contains("verdict: PASS") && o.out().contains("files: none written"), o.out());
+        try (var files = Files.list(cwd)) {
+            assertEquals(List.of(), files.toList(), "the working directory stays empty");
+        }
+    }
+
+    @Test
+    void theFolderFormPrintsATableAndPlainProgressWhenNotATerminal(@TempDir Path dir) throws Exception {
         FolderEvaluationTestSamples.write(dir);
         Output o = run("eval", dir.toString());
         assertEquals(0, o.code(), o.out() + o.err());
-        assertTrue(o.err().contains("3/3") && o.err().contains("[##############################]"), o.err());
+        assertTrue(o.err().contains("eval: 3/3 samples (100%)"), o.err());
+        assertTrue(!o.err().contains("\r") && !o.err().contains("[#"), "no progress bar off a terminal: " + o.err());
         assertTrue(o.out().contains("3 sample(s) in " + dir), o.out());
         Matcher rows = Pattern.compile("(?m)^[abc]_\\S+\\.bin +(\\d+) +(\\d+) +(\\d+) +([0-9.]+) +([0-9.]+) +(yes|no) +(yes|no)").matcher(o.out());
         int n = 0;
@@ -108,7 +155,144 @@ class MainTest {
         }
         assertEquals(3, n, o.out());
         assertTrue(o.out().contains("mean (3)"), o.out());
-        assertEquals(1, run("eval", dir.resolve("missing").toString()).code());
+
+        Output bar = run(true, "eval", dir.toString());
+        assertEquals(0, bar.code(), bar.out() + bar.err());
+        assertTrue(bar.err().contains("\r[") && bar.err().contains("3/3") && bar.err().contains("[##############################]"), bar.err());
+
+        Output missing = run("eval", dir.resolve("missing").toString());
+        assertUsage(missing, "no folder " + dir.resolve("missing"), "Usage: pvn3d-ort eval");
+        Path empty = Files.createDirectory(dir.resolve("empty"));
+        Output none = run("eval", empty.toString());
+        assertEquals(1, none.code());
+        assertTrue(none.err().contains("no *.bin samples in " + empty), none.err());
+    }
+
+    @Test
+    void theFolderFormRunsOnInTheRealProcessWithoutABar(@TempDir Path dir) throws Exception {
+        FolderEvaluationTestSamples.write(dir);
+        Files.write(dir.resolve("d_corrupt.bin"), new byte[] {'P', 'V', 'T', '1', 1, 0, 0, 0, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff});
+        Output o = java(dir, "eval", dir.toString());
+        assertEquals(1, o.code(), "a failed sample fails the run: " + o.out() + o.err());
+        assertTrue(o.err().contains("eval: 4/4 samples (100%)") && !o.err().contains("\r"), o.err());
+        assertTrue(o.out().contains("error: " + dir.resolve("d_corrupt.bin") + ": the header says 1 tensor, but only 4 bytes follow"),
+                o.out());
+        assertTrue(o.out().contains("1 sample(s) failed"), o.out());
+    }
+
+    @Test
+    void aCorruptSampleIsAMessageNotAStackTrace(@TempDir Path dir) throws Exception {
+        Path garbage = dir.resolve("garbage.bin");
+        Files.write(garbage, new byte[] {0x13, 0x37, (byte) 0xca, (byte) 0xfe, 0x00, 0x42, 0x17});
+        Output g = run("--sample", garbage.toString());
+        assertFailure(g, "pvn3d-ort: " + garbage + ": not a PVT1 file (it starts with 13 37 ca fe, not \"PVT1\")");
+
+        byte[] shipped;
+        try (var in = MainTest.class.getResourceAsStream("/pvn3d/pvn3d_tiny_sample.bin")) {
+            shipped = in.readAllBytes();
+        }
+        Path truncated = dir.resolve("truncated.bin");
+        Files.write(truncated, Arrays.copyOf(shipped, shipped.length / 2));
+        Output t = run("--sample", truncated.toString());
+        assertFailure(t, "pvn3d-ort: " + truncated + ": entry ");
+        assertTrue(t.err().contains("truncated: its data "), t.err());
+
+        Path negative = dir.resolve("negative.bin");
+        Files.write(negative, new byte[] {'P', 'V', 'T', '1', (byte) 0xfe, (byte) 0xff, (byte) 0xff, (byte) 0xff});
+        assertFailure(run("--sample", negative.toString()), "pvn3d-ort: " + negative + ": negative tensor count -2");
+        assertFailure(run("pointnet2", "--model", Path.of(MainTest.class.getResource("/models/pointnet2_default.onnx").toURI()).toString(),
+                "--input", negative.toString()), "pvn3d-ort: " + negative + ": negative tensor count -2");
+
+        Output debug = run("--sample", garbage.toString(), "--debug");
+        assertEquals(1, debug.code());
+        assertTrue(debug.err().contains("not a PVT1 file") && debug.err().contains("\tat org.pvn3d.ort.io.PvtFile"), debug.err());
+    }
+
+    @Test
+    void cudaWithoutAGpuSaysWhatToDo() {
+        assumeTrue(CudaDevice.count() == 0, "this machine has a CUDA device");
+        for (String[] args : new String[][] {{"--ep", "cuda"}, {"pointnet2", "--ep", "cuda"}}) {
+            Output o = run(args);
+            assertFailure(o, "pvn3d-ort: --ep cuda: no ");
+            assertTrue(o.err().contains("; without --ep cuda it runs on the CPU provider"), o.err());
+            if (CudaDevice.hasRuntime()) {
+                assertTrue(o.err().contains("no CUDA device (the CUDA runtime finds no GPU"), o.err());
+            }
+        }
+    }
+
+    @Test
+    void ortsCudaProviderLoadFailureBecomesAdvice() {
+        String raw = "CUDA provider options {device_id=0}: /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1193 "
+                + "onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library "
+                + "libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object file: No such file or directory\n";
+        String m = Errors.describe(new OrtException(OrtErrorCode.ORT_RUNTIME_EXCEPTION, raw));
+        assertTrue(m.startsWith("the CUDA provider of ONNX Runtime " + OrtRuntime.get().version() + " could not load: "), m);
+        if (OrtRuntime.get().isFromClassPath() && !OrtRuntime.get().isAtLeast("1.19")) {
+            assertTrue(m.contains("it needs CUDA 11.8 and cuDNN 8 (libcublasLt.so.11 missing); for CUDA 12/13 point PVN3D_ORT_PATH at "
+                    + "an ORT build for it, e.g. org.bytedeco:onnxruntime:1.24.1-1.5.13"), m);
+        } else {
+            assertTrue(m.contains("libcublasLt.so.11"), m);
+        }
+        assertTrue(!m.contains("[ORT_") && !m.contains("onnxruntime_src"), m);
+        assertEquals("cannot open x.onnx", Errors.strip(new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot open x.onnx\n")));
+        assertEquals("java.lang.IllegalStateException: boom", Errors.describe(new IllegalStateException("boom")));
+        assertTrue(!Errors.expected(new IllegalStateException("boom")) && Errors.expected(new OrtException("x")));
+    }
+
+    @Test
+    void versionNamesTheRuntimeTheOperatorLibraryAndTheProvidersThatLoad() {
+        for (String flag : new String[] {"--version", "-V", "version"}) {
+            Output o = run(flag);
+            assertEquals(0, o.code(), o.err());
+            assertTrue(o.out().startsWith("pvn3d-ort "), o.out());
+            assertTrue(o.out().contains("ONNX Runtime 1.") && o.out().contains("libonnxruntime.so"), o.out());
+            assertTrue(o.out().contains("libpvn3d_ops"), o.out());
+            assertTrue(Pattern.compile("(?m)^execution providers: CPU(, CUDA)?$").matcher(o.out()).find(), o.out());
+            assertTrue(o.out().contains("  CUDA: "), o.out());
+            if (CudaDevice.count() == 0) {
+                assertTrue(o.out().contains("execution providers: CPU\n") && o.out().contains("  CUDA: unavailable: no "), o.out());
+            }
+            assertTrue(!o.out().contains("ExecutionProvider"), "ORT's compiled-in list is not the answer: " + o.out());
+        }
+    }
+
+    @Test
+    void usageErrorsExitWith2AndAUsageLine(@TempDir Path dir) {
+        assertUsage(run("--ep", "tpu"), "--ep takes cpu or cuda, not tpu", "Usage: pvn3d-ort [OPTIONS] [COMMAND]");
+        assertUsage(run("--frobnicate"), "Unknown option: '--frobnicate'", "Usage: pvn3d-ort [OPTIONS] [COMMAND]");
+        assertUsage(run("--run", "3"), "Unknown options: '--run', '3'", "Possible solutions: --runs");
+        assertUsage(run("frobnicate"), "unknown command 'frobnicate' (the commands: eval, pointnet2, version", "Usage: pvn3d-ort");
+        assertUsage(run("--runs", "abc"), "'abc' is not an int", "Usage: pvn3d-ort");
+        assertUsage(run("--runs", "0"), "--runs takes a positive integer, not 0", "Usage: pvn3d-ort");
+        assertUsage(run("--warmup"), "Missing required parameter for option '--warmup'", "Usage: pvn3d-ort");
+        assertUsage(run("--sample", "/no/such/sample.bin"), "no sample file /no/such/sample.bin", "Usage: pvn3d-ort");
+        assertUsage(run("--model", "/no/such/model.onnx"), "no model file /no/such/model.onnx", "Usage: pvn3d-ort");
+        assertUsage(run("--scale", "64"), "--scale takes at most 32", "Usage: pvn3d-ort");
+        assertUsage(run("--pose", "gpu"), "--pose takes native, cuda or java, not gpu", "Usage: pvn3d-ort");
+        assertUsage(run("pointnet2", "--runs", "0"), "--runs takes a positive integer", "Usage: pvn3d-ort pointnet2 [OPTIONS]");
+        assertUsage(run("pointnet2", "--model", "x.onnx"), "--model and --input go together", "Usage: pvn3d-ort pointnet2");
+        assertUsage(run("pointnet2", "--sample", "x.bin"), "Unknown options: '--sample', 'x.bin'", "Usage: pvn3d-ort pointnet2");
+        assertUsage(run("eval", dir.toString(), "--runs", "3"), "Unknown options: '--runs', '3'", "Usage: pvn3d-ort eval [OPTIONS] DIR");
+        assertUsage(run("eval"), "Missing required parameter: 'DIR'", "Usage: pvn3d-ort eval");
+        assertUsage(run("--runs", "3", "eval", dir.toString()), "--runs belongs to the main job (pvn3d-ort with no command), not to 'eval'",
+                "Usage: pvn3d-ort eval");
+        assertUsage(run("--ep", "cpu", "eval", dir.toString()), "--ep comes before 'eval': options go after the command (pvn3d-ort eval ... --ep)",
+                "Usage: pvn3d-ort eval");
+        assertUsage(run("version", "--ep", "cpu"), "Unknown options: '--ep', 'cpu'", "Usage: pvn3d-ort version");
+    }
+
+    @Test
+    void helpListsTheCommandsTheFilesAndTheExitCodes() {
+        Output o = run("--help");
+        assertEquals(0, o.code(), o.err());
+        for (String s : new String[] {"Usage: pvn3d-ort [OPTIONS] [COMMAND]", "--ep=cpu|cuda", "--out=DIR", "--report=FILE.json",
+            "--debug", "-V, --version", "eval", "pointnet2", "version", "Exit codes:", "  2   usage error", "  3   the run worked but missed its parity target", "PVN3D_ORT_PATH"}) {
+            assertTrue(o.out().contains(s), s + " in\n" + o.out());
+        }
+        assertTrue(run("eval", "--help").out().contains("Usage: pvn3d-ort eval [OPTIONS] DIR"));
+        assertTrue(run("pointnet2", "-h").out().contains("--profile=PREFIX"));
+        assertTrue(run("-h").out().contains("Writes no file unless asked: --out DIR"));
     }
 
     @Test
@@ -127,26 +311,69 @@ class MainTest {
         assertEquals(expected, Double.parseDouble(m.group(1)), 0.05, "checksum of the PyTorch reference output");
     }
 
-    @Test
-    void versionNamesTheRuntimeAndTheOperatorLibrary() {
-        Output o = run("--version");
-        assertEquals(0, o.code(), o.err());
-        assertTrue(o.out().contains("ONNX Runtime 1.") && o.out().contains("libonnxruntime.so"), o.out());
-        assertTrue(o.out().contains("libpvn3d_ops"), o.out());
+    static PoseCommand parse(String... args) {
+        CommandLine cl = Main.commandLine(new Io(System.out, System.err, false));
+        cl.parseArgs(args);
+        return cl.getCommand();
     }
 
-    @Test
-    void badArgumentsExitWithUsage() {
-        Output o = run("--ep", "tpu");
-        assertEquals(2, o.code());
-        assertTrue(o.err().contains("--ep takes cpu or cuda") && o.err().toLowerCase(Locale.ROOT).contains("usage"), o.err());
-        assertEquals(2, run("pointnet2", "--runs", "0").code());
-        assertEquals(2, run("pointnet2", "--model", "x.onnx").code());
-        assertEquals(2, run("eval", "/tmp", "--runs", "3").code(), "--runs is not for eval");
-        assertEquals(2, run("eval").code());
-        assertEquals(2, run("frobnicate").code());
-        assertEquals(2, run("--sample", "/no/such/sample.bin").code());
-        assertTrue(run("--help").out().contains("eval DIR"));
+    static void assertUsage(Output o, String message, String usage) {
+        assertEquals(2, o.code(), o.out() + o.err());
+        assertTrue(o.err().startsWith("pvn3d-ort: "), o.err());
+        assertTrue(o.err().contains(message), "'" + message + "' in\n" + o.err());
+        assertTrue(o.err().contains(usage), "'" + usage + "' in\n" + o.err());
+        assertTrue(o.err().contains(" --help' says more."), o.err());
+        assertTrue(!o.err().contains("\tat ") && !o.err().contains("Exception"), o.err());
+    }
+
+    static void assertFailure(Output o, String start) {
+        assertEquals(1, o.code(), o.out() + o.err());
+        assertTrue(o.err().startsWith(start), "'" + start + "' at the start of\n" + o.err());
+        assertTrue(!o.err().contains("\tat ") && !o.err().contains("Exception") && !o.err().contains("[ORT_"), o.err());
+        assertTrue(!o.err().contains("--help"), "a runtime failure is not a usage error: " + o.err());
+    }
+
+    /**
+     * This JVM's class path, plus where the classes the command line needs came from: under a launcher
+     * with a class loader of its own (the JUnit console on the GPU machine) java.class.path is only the
+     * launcher's jar.
+     */
+    static String classPath() throws Exception {
+        Set<String> entries = new LinkedHashSet<>(List.of(System.getProperty("java.class.path").split(File.pathSeparator)));
+        for (String name : new String[] {Main.class.getName(), PvtFile.class.getName(), OrtRuntime.class.getName(),
+            "org.pvn3d.ort.ffm.OrtApi", CommandLine.class.getName()}) {
+            entries.add(Path.of(Class.forName(name).getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+        }
+        URL ort = MainTest.class.getClassLoader().getResource("ai/onnxruntime/native/linux-x64/libonnxruntime.so");
+        if (ort != null && ort.getProtocol().equals("jar")) {
+            String jar = ort.getPath(); // file:/.../onnxruntime-1.16.3.jar!/ai/...
+            entries.add(Path.of(new URI(jar.substring(0, jar.indexOf("!/")))).toString());
+        }
+        return String.join(File.pathSeparator, entries);
+    }
+
+    /** The command line in a JVM of its own (the tests' class path), in {@code cwd}, with stdout and stderr piped. */
+    static Output java(Path cwd, String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-cp", classPath()));
+        for (String p : new String[] {"pvn3d.cache.dir", "pvn3d.ort.path", "pvn3d.ops.path", "pvn3d.cudart.path"}) {
+            if (System.getProperty(p) != null) {
+                command.add("-D" + p + "=" + System.getProperty(p));
+            }
+        }
+        command.add(Main.class.getName());
+        command.addAll(List.of(args));
+        Path out = Files.createTempFile("pvn3d-main", ".out");
+        Path err = Files.createTempFile("pvn3d-main", ".err");
+        try {
+            Process p = new ProcessBuilder(command).directory(cwd.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+            assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the command line finishes within 2 minutes");
+            return new Output(p.exitValue(), Files.readString(out), Files.readString(err));
+        } finally {
+            Files.deleteIfExists(out);
+            Files.deleteIfExists(err);
+        }
     }
 
     /** Checks the PNG with java.base alone: signature, IHDR (size, 8-bit RGB), chunk CRCs, the IDAT's inflated size. */

@@ -50,7 +50,7 @@ class FolderEvaluationTest {
         FolderEvaluation.Summary summary;
         Pvn3dPipeline.Result direct;
         try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu())) {
-            summary = FolderEvaluation.evaluate(p, files, new PrintStream(progress, true, StandardCharsets.UTF_8));
+            summary = FolderEvaluation.evaluate(p, files, FolderEvaluation.Progress.bar(new PrintStream(progress, true, StandardCharsets.UTF_8)));
             direct = p.run(Pvn3dSample.resource(Pvn3dSample.RESOURCE));
         }
         String bar = progress.toString(StandardCharsets.UTF_8);
@@ -82,12 +82,35 @@ class FolderEvaluationTest {
         Files.writeString(dir.resolve("junk.bin"), "not PVT1");
         FolderEvaluation.Summary summary;
         try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu())) {
-            summary = FolderEvaluation.evaluate(p, FolderEvaluation.samples(dir), null);
+            summary = FolderEvaluation.evaluate(p, FolderEvaluation.samples(dir), FolderEvaluation.Progress.NONE);
         }
         assertEquals(2, summary.rows().size());
         assertEquals(1, summary.failures());
         assertEquals(1, summary.evaluated());
-        assertTrue(summary.rows().get(1).error().contains("not a PVT1 file"), summary.rows().get(1).error());
+        String error = summary.rows().get(1).error();
+        assertTrue(error.startsWith(dir.resolve("junk.bin") + ": not a PVT1 file"), error);
         assertTrue(summary.table().contains("junk.bin error:"), summary.table());
+    }
+
+    @Test
+    void progressForALogIsAFewPlainLines() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        FolderEvaluation.Progress p = FolderEvaluation.Progress.lines(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        for (int i = 0; i < 25; i++) {
+            p.update(i, 25, "s" + i + ".bin");
+        }
+        p.update(25, 25, null);
+        String log = bytes.toString(StandardCharsets.UTF_8);
+        assertTrue(!log.contains("\r") && !log.contains("#"), log);
+        List<String> lines = log.lines().toList();
+        assertEquals(10, lines.size(), log);
+        assertEquals("eval: 3/25 samples (12%)", lines.get(0));
+        assertEquals("eval: 25/25 samples (100%)", lines.get(9));
+        ByteArrayOutputStream few = new ByteArrayOutputStream();
+        FolderEvaluation.Progress q = FolderEvaluation.Progress.lines(new PrintStream(few, true, StandardCharsets.UTF_8));
+        q.update(0, 2, "a.bin");
+        q.update(1, 2, "b.bin");
+        q.update(2, 2, null);
+        assertEquals(List.of("eval: 1/2 samples (50%)", "eval: 2/2 samples (100%)"), few.toString(StandardCharsets.UTF_8).lines().toList());
     }
 }

@@ -1,0 +1,74 @@
+package org.pvn3d.ort.cli;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.pvn3d.ort.pipeline.FolderEvaluation;
+import org.pvn3d.ort.pipeline.Pvn3dPipeline;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code eval DIR}: every sample of a folder through the pipeline, then a table of ADD, ADD-S and accuracy. */
+@Command(name = "eval", mixinStandardHelpOptions = true, abbreviateSynopsis = true, sortOptions = false, usageHelpAutoWidth = true,
+        header = "Evaluates a folder of samples: a table of ADD, ADD-S and the accuracy.",
+        description = {
+            "Runs every *.bin (PVT1) file in DIR through the pipeline, then prints a table of ADD, ADD-S and the "
+                    + "10%%-of-diameter accuracy. Progress goes to stderr: a bar on a terminal, otherwise a line for each tenth "
+                    + "of the samples. A sample that fails becomes a row with its error, and the exit code is 1.",
+            ""})
+final class EvalCommand implements Callable<Integer> {
+    private final Io io;
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "DIR", description = "The folder of samples.")
+    Path folder;
+
+    @Mixin
+    CommonOptions common;
+
+    @Mixin
+    PipelineOptions pipeline;
+
+    @Option(names = "--model", paramLabel = "FILE.onnx", description = "Another PVN3D model (default: the tiny shipped one).")
+    Path model;
+
+    @Mixin
+    GlobalOptions global;
+
+    EvalCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() {
+        common.check(spec);
+        pipeline.check(spec);
+        CommonOptions.existing(spec, "model file", model);
+        if (!Files.isDirectory(folder)) {
+            throw CommonOptions.usage(spec, Files.exists(folder) ? folder + " is a file, not a folder of samples" : "no folder " + folder);
+        }
+        List<Path> files = FolderEvaluation.samples(folder);
+        if (files.isEmpty()) {
+            io.err().println("pvn3d-ort: no *.bin samples in " + folder);
+            return Main.FAILED;
+        }
+        common.requireCuda();
+        io.out().printf(Locale.ROOT, "pvn3d-ort eval: %d sample(s) in %s, %s, %s provider%n", files.size(), folder,
+                model == null ? "PVN3D tiny (class path)" : model, common.cuda() ? "CUDA" : "CPU");
+        FolderEvaluation.Summary summary;
+        try (Pvn3dPipeline p = pipeline.open(common, model, 1)) {
+            summary = FolderEvaluation.evaluate(p, files,
+                    io.terminal() ? FolderEvaluation.Progress.bar(io.err()) : FolderEvaluation.Progress.lines(io.err()));
+        }
+        io.out().print(summary.table());
+        return summary.failures() == 0 ? Main.OK : Main.FAILED;
+    }
+}

@@ -1,0 +1,53 @@
+package org.pvn3d.ort.cli;
+
+import java.nio.file.Path;
+import org.pvn3d.ort.pipeline.CudaPoseSolver;
+import org.pvn3d.ort.pipeline.JavaPoseSolver;
+import org.pvn3d.ort.pipeline.NativePoseSolver;
+import org.pvn3d.ort.pipeline.Pvn3dPipeline;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+
+/** What the main job and {@code eval} share: how the PVN3D pipeline runs. */
+final class PipelineOptions {
+    @Option(names = "--warmup", paramLabel = "N", description = "Untimed inference runs before the timed ones (default: 1).")
+    int warmup = 1;
+
+    @Option(names = "--no-io-binding", description = "On CUDA: host tensors through a plain run (ORT copies in and out "
+            + "each run) instead of device-resident inputs and outputs with IO binding.")
+    boolean noIoBinding;
+
+    @Option(names = "--pose", paramLabel = "native|cuda|java", description = "The pose stage: libpvn3d_ops's fused mean shift "
+            + "and Kabsch on the CPU's cores (native: the default with --ep cpu), the same on the GPU (cuda: the default "
+            + "with --ep cuda), or the Java reference (java: slow on large clouds).")
+    String pose;
+
+    void check(CommandSpec spec) {
+        CommonOptions.atLeast(spec, "--warmup", warmup, 0);
+        if (pose != null && !pose.equals("native") && !pose.equals("cuda") && !pose.equals("java")) {
+            throw CommonOptions.usage(spec, "--pose takes native, cuda or java, not " + pose);
+        }
+    }
+
+    /** The pose stage: as asked, else the fused kernel on the provider's side. */
+    String poseSolver(boolean cuda) {
+        return pose != null ? pose : cuda ? "cuda" : "native";
+    }
+
+    boolean deviceResident(CommonOptions common) {
+        return common.cuda() && !noIoBinding;
+    }
+
+    /** The pipeline for these options: the tiny shipped model, or {@code model}. */
+    Pvn3dPipeline open(CommonOptions common, Path model, int repeat) {
+        Pvn3dPipeline.Config c = Pvn3dPipeline.Config.cpu()
+                .withProvider(common.cuda() ? Pvn3dPipeline.Provider.CUDA : Pvn3dPipeline.Provider.CPU, common.device)
+                .withThreads(common.threads).withWarmup(warmup).withRepeat(repeat).withIoBinding(!noIoBinding)
+                .withPoseSolver(switch (poseSolver(common.cuda())) {
+                    case "java" -> new JavaPoseSolver();
+                    case "cuda" -> new CudaPoseSolver(common.device);
+                    default -> new NativePoseSolver();
+                });
+        return model == null ? Pvn3dPipeline.tiny(c) : new Pvn3dPipeline(CommonOptions.readModel(model), c);
+    }
+}
