@@ -59,7 +59,7 @@ DEFAULTS = dict(
     # optimisation
     steps=20000, batch_size=32, lr=1e-3, min_lr=1e-5, warmup=500, weight_decay=0.0,
     grad_clip=0.0, amp="auto", seg_loss="focal", focal_gamma=2.0, w_seg=2.0, w_kp=1.0, w_ctr=1.0,
-    of_reduction="mean", aug=1, seed=1, ops="native",
+    of_reduction="mean", aug=1, seed=1, ops="native", init=None, init_step=None,
     # validation, logging, checkpoints
     n_val=256, val_batch=64, val_every=500, log_every=50, ckpt_every=500, bandwidth=0.08,
     pose_max_iter=300,
@@ -149,8 +149,21 @@ def solve_poses(cld_rgb_nrm, seg, kp, ctr, model_kps, bandwidth=0.08, max_iter=3
 # schedule, augmentation, model
 
 
+INIT_RAMP = 200
+
+
 def lr_factor(step, cfg):
-    """Linear warm-up from min_lr to lr over `warmup` steps, then cosine decay to min_lr at `steps`."""
+    """Linear warm-up from min_lr to lr over `warmup` steps, then cosine decay to min_lr at `steps`.
+    A run warm-started with --init (weights only, fresh Adam moments) continues the schedule at the
+    state dict's step, ramped up from a tenth over INIT_RAMP steps while the moments rebuild."""
+    f = _schedule(step, cfg)
+    start = cfg.get("init_step")
+    if start is not None:
+        f *= min(1.0, 0.1 + 0.9 * (step - start) / INIT_RAMP)
+    return f
+
+
+def _schedule(step, cfg):
     lo = cfg["min_lr"] / cfg["lr"]
     warm = max(int(cfg["warmup"]), 0)
     if step < warm:
@@ -471,6 +484,8 @@ class Trainer:
         self.train_time = 0.0
         if resume:
             self._restore(resume)
+        elif cfg.get("init"):
+            self._warm_start(cfg["init"])
         self.ds = dataset if dataset is not None else load_dataset(cfg, self.device)
         self.validator = None
         self.stop_reason = None
@@ -524,6 +539,23 @@ class Trainer:
         for name in ("log.jsonl", "val.jsonl"):
             truncate_jsonl(os.path.join(self.out, name), self.step)
         log("resumed from %s at step %d (%d samples seen)" % (path, self.step, self.seen))
+
+    def _warm_start(self, path):
+        """Weights (and BatchNorm statistics) from a plain state dict and the step / samples seen
+        that its JSON records; the optimiser starts fresh (see lr_factor)."""
+        self.model.load_state_dict(torch_load(path))
+        meta = os.path.splitext(path)[0] + ".json"
+        trained = {}
+        if os.path.isfile(meta):
+            with open(meta) as f:
+                trained = json.load(f).get("trained") or {}
+        self.step, self.seen = int(trained.get("step", 0)), int(trained.get("samples_seen", 0))
+        self.cfg["init_step"] = self.step
+        self.next_val = self.step + int(self.cfg["val_every"])
+        self.sched.last_epoch = self.step
+        for g in self.opt.param_groups:
+            g["lr"] = float(self.cfg["lr"]) * lr_factor(self.step, self.cfg)
+        log("warm start from %s at step %d (%d samples seen), fresh optimiser" % (path, self.step, self.seen))
 
     def save(self, name="last.pt"):
         t0 = time.time()
@@ -745,6 +777,8 @@ def parse_args(argv=None):
                         % d["of_reduction"])
     g.add_argument("--aug", type=int, choices=(0, 1), help="photometric jitter (%d)" % d["aug"])
     g.add_argument("--seed", type=int, help="(%d)" % d["seed"])
+    g.add_argument("--init", help="warm start from a plain state dict (e.g. the committed checkpoint) and the "
+                                  "step its .json records; the optimiser starts fresh")
     g.add_argument("--ops", choices=("native", "reference"),
                    help="PointNet++ operators: libpvn3d_ops or the plain-PyTorch reference (%s)" % d["ops"])
     g = ap.add_argument_group("validation, logging, checkpoints")

@@ -32,11 +32,19 @@ if ! (cd exporter && python3 -c 'from pvn3d_export import native_ops as n; print
 fi
 common=(--bunny-json "$work/bunny.json" --batch-size "$BATCH" --lr "$LR" --ops "$OPS" --amp off)
 mkdir -p "$RUN"
-[ -f "$work/last.pt" ] && cp "$work/last.pt" "$RUN/last.pt"
 # The whole training is STEPS steps (cosine over all of them), made in as many calls as it takes:
-# each call resumes from last.pt and stops cleanly (checkpoint saved) when its time is up.
-echo "== training for $(left) s (resumes from last.pt when one was carried)"
+# each call resumes from a carried last.pt (weights, optimiser, schedule) and stops cleanly
+# (checkpoint saved) when its time is up; without one it warm-starts from the committed state dict
+# (INIT; weights and step only, a fresh optimiser) when there is one.
+INIT=${INIT:-exporter/checkpoints/pvn3d_tiny_bunny.pt}
+start=()
+if [ -f "$work/last.pt" ]; then
+  cp "$work/last.pt" "$RUN/last.pt"
+elif [ -f "$INIT" ]; then
+  start=(--init "$INIT")
+fi
+echo "== training for $(left) s (${start[*]:-resumes from last.pt when one was carried})"
 python3 exporter/train_pvn3d.py --out "$RUN" --resume auto --steps "$STEPS" --warmup 300 --val-every 500 \
-  --ckpt-every 500 --log-every 100 --n-val 128 --time-limit $(( $(left) - 15 )) "${common[@]}"
+  --ckpt-every 500 --log-every 100 --n-val 128 --time-limit $(( $(left) - 15 )) "${start[@]}" "${common[@]}"
 for f in log.jsonl val.jsonl curves.png state_dict.pt state_dict.json last.pt; do cp "$RUN/$f" "$OUT/" 2>/dev/null || echo "no $f"; done
 ls -la "$OUT"; echo "done in $(( $(date +%s) - t0 )) s"

@@ -40,6 +40,10 @@ final class EvalCommand implements Callable<Integer> {
     @Option(names = "--model", paramLabel = "FILE.onnx", description = "Another PVN3D model (default: the tiny shipped one).")
     Path model;
 
+    @Option(names = "--json", paramLabel = "FILE", description = "Also write the accuracy report as JSON (samples, accuracies, "
+            + "mean ADD / ADD-S in mm, the same by occlusion level).")
+    Path json;
+
     @Mixin
     GlobalOptions global;
 
@@ -69,6 +73,23 @@ final class EvalCommand implements Callable<Integer> {
                     io.terminal() ? FolderEvaluation.Progress.bar(io.err()) : FolderEvaluation.Progress.lines(io.err()));
         }
         io.out().print(summary.table());
+        String byOcclusion = summary.occlusionTable();
+        if (!byOcclusion.isEmpty()) {
+            io.out().print("by occlusion (the fraction of the object hidden):\n" + byOcclusion);
+        }
+        io.out().printf(Locale.ROOT, "summary: %d samples, ADD-S < 10%% of the diameter on %.1f%%, ADD on %.1f%% "
+                + "(mean ADD-S %.2f mm, ADD %.2f mm)%s%n", summary.evaluated(), 100 * summary.addsAccuracy(),
+                100 * summary.addAccuracy(), 1000 * summary.meanAdds(), 1000 * summary.meanAdd(),
+                summary.failures() > 0 ? ", " + summary.failures() + " failed" : "");
+        if (json != null) {
+            try {
+                Files.writeString(json, summary.toJson(common.cuda() ? "cuda" : "cpu",
+                        model == null ? Pvn3dPipeline.MODEL_RESOURCE : model.getFileName().toString(), folder.toString()));
+            } catch (java.io.IOException e) {
+                throw new org.pvn3d.ort.OrtException(org.pvn3d.ort.OrtErrorCode.ORT_NO_SUCHFILE, "cannot write " + json + ": " + e);
+            }
+            io.out().println("report: " + json);
+        }
         return summary.failures() == 0 ? Main.OK : Main.FAILED;
     }
 }

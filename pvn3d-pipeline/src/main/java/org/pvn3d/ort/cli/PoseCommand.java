@@ -142,8 +142,8 @@ final class PoseCommand implements Callable<Integer> {
         Pvn3dSample s = sample == null ? Pvn3dSample.resource(Pvn3dSample.RESOURCE) : Pvn3dSample.read(sample);
         Map<String, PvtFile.Entry> reference = expected != null ? PvtFile.read(expected)
                 : sample == null && model == null ? Pvn3dPipeline.tinyExpected() : null;
-        String modelName = model == null ? "PVN3D tiny (class path " + Pvn3dPipeline.MODEL_RESOURCE + ", seeded random weights)"
-                : model.toString();
+        String modelName = model == null ? "PVN3D tiny trained on synthetic bunny scenes (class path " + Pvn3dPipeline.MODEL_RESOURCE
+                + "; MODEL.md)" : model.toString();
         String provider = common.cuda() ? "cuda" : "cpu";
         String providerLabel = provider.toUpperCase(Locale.ROOT);
         o.printf(Locale.ROOT, "pvn3d-ort: %s%n  sample %s, %s provider (device %d), ONNX Runtime %s, libpvn3d_ops %s%n", modelName,
@@ -184,9 +184,9 @@ final class PoseCommand implements Callable<Integer> {
                 r.votes().k(), r.pose().pose().t(0), r.pose().pose().t(1), r.pose().pose().t(2), r.pose().pose().determinant());
         if (r.metrics() != null) {
             var m = r.metrics();
-            o.printf(Locale.ROOT, "  %-10s %9.1f ms  vs ground truth: ADD %.4f m, ADD-S %.4f m, 10%% of diameter %.4f m: %s%s%n", "metrics",
-                    t.metrics(), m.add(), m.adds(), m.threshold(), m.addCorrect() ? "correct" : "not correct",
-                    model == null ? " (random weights: only parity is meaningful)" : "");
+            o.printf(Locale.ROOT, "  %-10s %9.1f ms  vs ground truth: ADD %.4f m, ADD-S %.4f m, 10%% of diameter %.4f m: ADD %s, ADD-S %s%n",
+                    "metrics", t.metrics(), m.add(), m.adds(), m.threshold(), m.addCorrect() ? "correct" : "not correct",
+                    m.addsCorrect() ? "correct" : "not correct");
         } else {
             o.printf(Locale.ROOT, "  %-10s %9.1f ms  (no ground truth in the sample)%n", "metrics", t.metrics());
         }

@@ -39,7 +39,10 @@ import org.pvn3d.ort.ops.Pvn3dOps;
  * stage's time ({@link Latency} keeps their spread).
  */
 public final class Pvn3dPipeline implements AutoCloseable {
-    /** The class-path resource of the tiny PVN3D model (exporter/export_pvn3d.py, seeded random weights). */
+    /**
+     * The class-path resource of the shipped PVN3D model: the tiny network trained on synthetic scenes of the
+     * Stanford bunny (exporter/train_pvn3d.py, exported by exporter/export_pvn3d.py; MODEL.md).
+     */
     public static final String MODEL_RESOURCE = "/pvn3d/pvn3d_tiny.onnx";
     /** The class-path resource of the PyTorch outputs and pose for {@link Pvn3dSample#RESOURCE}. */
     public static final String EXPECTED_RESOURCE = "/pvn3d/pvn3d_tiny_expected.bin";

@@ -65,14 +65,15 @@ class Pvn3dParityTest {
         assertTrue(p.adds() <= p.add() + 1e-12, "ADD-S <= ADD");
         assertTrue(p.rotationDegrees() < 1e-2, "rotation diff " + p.rotationDegrees());
         assertTrue(p.kpsMaxAbsDiff() < 1e-5, "keypoints " + p.kpsMaxAbsDiff());
-        assertEquals(195, p.pytorchInliers());
+        assertEquals(280, p.pytorchInliers());
         assertEquals(p.pytorchInliers(), p.inliers());
-        assertEquals(806, result.votes().maskedCount());
+        assertEquals(280, result.votes().maskedCount());
         assertEquals(1.0, result.pose().pose().determinant(), 1e-9);
-        // against the ground truth: random weights, so the pose is wrong, but the numbers are what they are
+        // against the ground truth: the trained model's pose of its shipped sample is within 10% of the diameter
         assertNotNull(result.metrics());
         assertEquals(0.1895, result.metrics().diameter(), 1e-4);
-        assertTrue(Double.isFinite(result.metrics().add()) && result.metrics().adds() <= result.metrics().add());
+        assertTrue(result.metrics().adds() <= result.metrics().add());
+        assertTrue(result.metrics().addCorrect(), "ADD " + result.metrics().add() + " >= " + result.metrics().threshold());
     }
 
     @Test
@@ -102,7 +103,7 @@ class Pvn3dParityTest {
             assertTrue(json.contains("\"max_abs_diff\": " + f.maxAbsDiff()), f.name());
         }
         assertTrue(json.contains("\"mismatches\": 0"), json);
-        assertTrue(json.contains("\"pytorch_inliers\": 195"), json);
+        assertTrue(json.contains("\"pytorch_inliers\": 280"), json);
         assertTrue(json.contains("\"timings_ms\""), json);
         assertTrue(json.contains("\"inference_latency_ms\": {\n      \"runs\": 1,"), json);
         assertEquals(json.chars().filter(c -> c == '{').count(), json.chars().filter(c -> c == '}').count());
