@@ -47,6 +47,9 @@ public final class Main {
 
     /** Runs the command line; returns the process exit code. */
     static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length > 0 && args[0].equals("pool-bench")) {
+            return PoolBench.run(Arrays.copyOfRange(args, 1, args.length), out, err);
+        }
         Options o;
         try {
             o = Options.parse(args);
@@ -356,6 +359,7 @@ public final class Main {
                        pvn3d-ort eval DIR [--ep cpu|cuda] [--device N] [--threads N] [--model FILE.onnx]
                        pvn3d-ort pointnet2 [--ep cpu|cuda] [--device N] [--runs N] [--warmup N] [--threads N]
                                  [--model FILE.onnx --input FILE.bin] [--profile PREFIX]
+                       pvn3d-ort pool-bench [--ep cpu|cuda] [--sessions 1,2] [--frames N] ... (pool-bench --help)
                        pvn3d-ort --version | --help
 
                 With no command: runs PVN3D end to end (default: the tiny model on its shipped sample):
