@@ -1,6 +1,7 @@
 /**
  * PVN3D end to end on ONNX Runtime: the shipped model and sample, the pipeline (network, votes, pose,
- * metrics, parity report, pose picture), folder evaluation, and the {@code pvn3d-ort} command line.
+ * metrics, parity report, pose picture), folder evaluation, a pool of sessions over devices, and the
+ * {@code pvn3d-ort} command line.
  */
 module org.pvn3d.ort.pipeline {
     requires transitive org.pvn3d.ort.ops;
@@ -8,6 +9,7 @@ module org.pvn3d.ort.pipeline {
     requires info.picocli;
 
     exports org.pvn3d.ort.pipeline;
+    exports org.pvn3d.ort.pipeline.pool;
     exports org.pvn3d.ort.cli;
     // picocli sets the commands' annotated option fields by reflection
     opens org.pvn3d.ort.cli to info.picocli;

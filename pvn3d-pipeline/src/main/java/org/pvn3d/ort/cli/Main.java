@@ -41,6 +41,10 @@ public final class Main {
     }
 
     static int run(String[] args, Io io) {
+        if (args.length > 0 && args[0].equals("pool-bench")) {
+            // the session pool's benchmark has its own parser (pool-bench --help)
+            return PoolBench.run(Arrays.copyOfRange(args, 1, args.length), io.out(), io.err());
+        }
         boolean debug = Arrays.asList(args).contains(GlobalOptions.DEBUG);
         try {
             CommandLine cl = commandLine(io);

@@ -1,0 +1,43 @@
+package org.pvn3d.ort.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code pvn3d-ort pool-bench} on the CPU provider, briefly: 1 and 2 sessions, the table and the JSON. */
+class PoolBenchTest {
+    @Test
+    void measuresOneAndTwoSessionsAndWritesJson(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("pool.json");
+        MainTest.Output o = MainTest.run("pool-bench", "--frames", "3", "--sessions", "1,2", "--warmup", "1", "--threads", "1", "--json",
+                json.toString());
+        assertEquals(0, o.code(), o.out() + o.err());
+        assertTrue(o.out().contains("frames/s") && o.out().contains("p99 ms"), o.out());
+        Matcher rows = Pattern.compile("(?m)^ +([12]) +1 +([24]) +3 +[0-9.]+ +[0-9.]+ ").matcher(o.out());
+        int n = 0;
+        while (rows.find()) {
+            assertEquals(2 * Integer.parseInt(rows.group(1)), Integer.parseInt(rows.group(2)), "in flight: twice the sessions");
+            n++;
+        }
+        assertEquals(2, n, o.out());
+        String j = Files.readString(json);
+        assertTrue(j.contains("\"ep\": \"cpu\"") && j.contains("\"frames_per_s\"") && j.contains("\"p99\"")
+                && j.contains("\"cpu#1\": "), j);
+        assertEquals(2, Pattern.compile("\"sessions_per_device\"").matcher(j).results().count(), j);
+    }
+
+    @Test
+    void badArgumentsAreRefused() {
+        MainTest.Output o = MainTest.run("pool-bench", "--ep", "tpu");
+        assertEquals(2, o.code());
+        assertTrue(o.err().contains("--ep takes cpu or cuda, not tpu") && o.err().contains("--sessions"), o.err());
+        assertEquals(2, MainTest.run("pool-bench", "--sessions", "1,0").code());
+        assertEquals(0, MainTest.run("pool-bench", "--help").code());
+    }
+}
