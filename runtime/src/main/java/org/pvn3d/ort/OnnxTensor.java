@@ -143,7 +143,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dims = arena.allocateFrom(JAVA_LONG, shape);
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.CreateTensorAsOrtValue.invoke(Api.CreateTensorAsOrtValue, Memory.DEFAULT_ALLOCATOR,
+            Api.checkStatus(OrtApi.CreateTensorAsOrtValue.invoke(Api.Value.CreateTensorAsOrtValue, Memory.DEFAULT_ALLOCATOR,
                     dims, shape.length, OnnxTensorType.STRING.value(), out), "CreateTensorAsOrtValue(string)");
             MemorySegment value = out.get(ADDRESS, 0);
             try {
@@ -155,10 +155,10 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
                         }
                         strings.setAtIndex(ADDRESS, i, arena.allocateFrom(data[i], StandardCharsets.UTF_8));
                     }
-                    Api.check(OrtApi.FillStringTensor.invoke(Api.FillStringTensor, value, strings, count), "FillStringTensor");
+                    Api.checkStatus(OrtApi.FillStringTensor.invoke(Api.Value.FillStringTensor, value, strings, count), "FillStringTensor");
                 }
             } catch (RuntimeException e) {
-                OrtApi.ReleaseValue.invoke(Api.ReleaseValue, value);
+                OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, value);
                 throw e;
             }
             return new OnnxTensor(value, new TensorInfo(OnnxTensorType.STRING, shape, blankNames(shape.length)),
@@ -211,7 +211,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dims = arena.allocateFrom(JAVA_LONG, shape);
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.CreateTensorWithDataAsOrtValue.invoke(Api.CreateTensorWithDataAsOrtValue,
+            Api.checkStatus(OrtApi.CreateTensorWithDataAsOrtValue.invoke(Api.Value.CreateTensorWithDataAsOrtValue,
                     Memory.CPU_MEMORY_INFO, data, data.byteSize(), dims, shape.length, type.value(), out),
                     "CreateTensorWithDataAsOrtValue");
             return new OnnxTensor(out.get(ADDRESS, 0), new TensorInfo(type, shape, blankNames(shape.length)), data,
@@ -234,7 +234,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
             if (info.getType() != OnnxTensorType.STRING) {
                 try (Arena arena = Arena.ofConfined()) {
                     MemorySegment out = arena.allocate(ADDRESS);
-                    Api.check(OrtApi.GetTensorMutableData.invoke(Api.GetTensorMutableData, value, out));
+                    Api.checkStatus(OrtApi.GetTensorMutableData.invoke(Api.Value.GetTensorMutableData, value, out));
                     MemorySegment p = out.get(ADDRESS, 0);
                     // (issue 5) an output ORT allocated on a device is a device tensor: never read from the host
                     if (isOnDevice(value)) {
@@ -245,7 +245,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
                 }
             }
         } catch (RuntimeException e) {
-            OrtApi.ReleaseValue.invoke(Api.ReleaseValue, value);
+            OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, value);
             throw e;
         }
         return new OnnxTensor(value, info, data, null, null, deviceAddress, null);
@@ -386,11 +386,11 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
             }
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment lengthOut = arena.allocate(JAVA_LONG);
-                Api.check(OrtApi.GetStringTensorDataLength.invoke(Api.GetStringTensorDataLength, value, lengthOut));
+                Api.checkStatus(OrtApi.GetStringTensorDataLength.invoke(Api.Value.GetStringTensorDataLength, value, lengthOut));
                 long length = lengthOut.get(JAVA_LONG, 0);
                 MemorySegment chars = arena.allocate(Math.max(1, length));
                 MemorySegment offsets = arena.allocate(JAVA_LONG, count);
-                Api.check(OrtApi.GetStringTensorContent.invoke(Api.GetStringTensorContent, value, chars, length,
+                Api.checkStatus(OrtApi.GetStringTensorContent.invoke(Api.Value.GetStringTensorContent, value, chars, length,
                         offsets, count));
                 for (int i = 0; i < count; i++) {
                     long start = offsets.getAtIndex(JAVA_LONG, i);
@@ -486,14 +486,14 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
             MemorySegment a = allocator.acquireHandle();
             try {
                 MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.CreateTensorAsOrtValue.invoke(org.pvn3d.ort.internal.IoApi.CreateTensorAsOrtValue, a,
+                Api.checkStatus(OrtApi.CreateTensorAsOrtValue.invoke(Api.Value.CreateTensorAsOrtValue, a,
                         arena.allocateFrom(JAVA_LONG, shape), shape.length, type.value(), out), "CreateTensorAsOrtValue");
                 value = out.get(ADDRESS, 0);
             } finally {
                 allocator.releaseHandle();
             }
             MemorySegment dataOut = arena.allocate(ADDRESS);
-            Api.check(OrtApi.GetTensorMutableData.invoke(Api.GetTensorMutableData, value, dataOut));
+            Api.checkStatus(OrtApi.GetTensorMutableData.invoke(Api.Value.GetTensorMutableData, value, dataOut));
             MemorySegment p = dataOut.get(ADDRESS, 0);
             TensorInfo ti = new TensorInfo(type, shape, blankNames(shape.length));
             if (allocator.isHostAccessible()) {
@@ -502,7 +502,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
             return new OnnxTensor(value, ti, MemorySegment.NULL, null, null, p.address() == 0 ? 1 : p.address(), claim);
         } catch (RuntimeException e) {
             if (value.address() != 0) {
-                OrtApi.ReleaseValue.invoke(Api.ReleaseValue, value);
+                OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, value);
             }
             closeQuietly(claim);
             throw e;
@@ -526,7 +526,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
         MemorySegment info = mi.acquire();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.CreateTensorWithDataAsOrtValue.invoke(Api.CreateTensorWithDataAsOrtValue, info, p, bytes,
+            Api.checkStatus(OrtApi.CreateTensorWithDataAsOrtValue.invoke(Api.Value.CreateTensorWithDataAsOrtValue, info, p, bytes,
                     arena.allocateFrom(JAVA_LONG, shape), shape.length, type.value(), out),
                     "CreateTensorWithDataAsOrtValue(" + mi.getName() + ")");
             return new OnnxTensor(out.get(ADDRESS, 0), new TensorInfo(type, shape, blankNames(shape.length)), hostData,
@@ -548,7 +548,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
     private static boolean isOnDevice(MemorySegment value) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.GetTensorMemoryInfo.invoke(org.pvn3d.ort.internal.IoApi.GetTensorMemoryInfo, value, out));
+            Api.checkStatus(OrtApi.GetTensorMemoryInfo.invoke(Api.Value.GetTensorMemoryInfo, value, out));
             return !OrtMemoryInfo.isHostAccessible(out.get(ADDRESS, 0));
         }
     }
@@ -564,7 +564,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
         MemorySegment value = acquire();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.GetTensorMemoryInfo.invoke(org.pvn3d.ort.internal.IoApi.GetTensorMemoryInfo, value, out));
+            Api.checkStatus(OrtApi.GetTensorMemoryInfo.invoke(Api.Value.GetTensorMemoryInfo, value, out));
             return OrtMemoryInfo.copyOf(out.get(ADDRESS, 0));
         } finally {
             release();
@@ -665,7 +665,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
 
     @Override
     protected void releaseNative(MemorySegment handle) {
-        OrtApi.ReleaseValue.invoke(Api.ReleaseValue, handle);
+        OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, handle);
     }
 
     @Override

@@ -8,7 +8,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.IoApi;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -38,7 +37,7 @@ public final class OrtAllocator implements AutoCloseable {
         this.handle = new Handle(allocator);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.AllocatorGetInfo.invoke(IoApi.AllocatorGetInfo, allocator, out));
+            Api.checkStatus(OrtApi.AllocatorGetInfo.invoke(Api.Allocator.AllocatorGetInfo, allocator, out));
             this.hostAccessible = OrtMemoryInfo.isHostAccessible(out.get(ADDRESS, 0));
         } catch (RuntimeException e) {
             handle.close();
@@ -51,7 +50,7 @@ public final class OrtAllocator implements AutoCloseable {
         MemorySegment a = use();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.AllocatorGetInfo.invoke(IoApi.AllocatorGetInfo, a, out));
+            Api.checkStatus(OrtApi.AllocatorGetInfo.invoke(Api.Allocator.AllocatorGetInfo, a, out));
             return OrtMemoryInfo.copyOf(out.get(ADDRESS, 0));
         } finally {
             handle.release();
@@ -75,7 +74,7 @@ public final class OrtAllocator implements AutoCloseable {
         MemorySegment a = use();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.AllocatorAlloc.invoke(IoApi.AllocatorAlloc, a, bytes, out), "AllocatorAlloc(" + bytes + ")");
+            Api.checkStatus(OrtApi.AllocatorAlloc.invoke(Api.Allocator.AllocatorAlloc, a, bytes, out), "AllocatorAlloc(" + bytes + ")");
             MemorySegment p = out.get(ADDRESS, 0);
             outstanding.add(p.address());
             return hostAccessible ? p.reinterpret(bytes) : p;
@@ -92,7 +91,7 @@ public final class OrtAllocator implements AutoCloseable {
         }
         MemorySegment a = handle.acquire(); // frees are allowed after the owner closed, while tensors keep it
         try {
-            Api.check(OrtApi.AllocatorFree.invoke(IoApi.AllocatorFree, a, memory), "AllocatorFree");
+            Api.checkStatus(OrtApi.AllocatorFree.invoke(Api.Allocator.AllocatorFree, a, memory), "AllocatorFree");
         } finally {
             handle.release();
         }
@@ -169,7 +168,7 @@ public final class OrtAllocator implements AutoCloseable {
 
         @Override
         protected void releaseNative(MemorySegment handle) {
-            OrtApi.ReleaseAllocator.invoke(IoApi.ReleaseAllocator, handle);
+            OrtApi.ReleaseAllocator.invoke(Api.Allocator.ReleaseAllocator, handle);
         }
     }
 }

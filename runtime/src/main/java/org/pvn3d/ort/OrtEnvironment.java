@@ -59,7 +59,7 @@ public final class OrtEnvironment implements AutoCloseable {
         if (instance == null || instance.closed) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.CreateEnvWithCustomLogger.invoke(Api.CreateEnvWithCustomLogger, LOG_CALLBACK,
+                Api.checkStatus(OrtApi.CreateEnvWithCustomLogger.invoke(Api.Env.CreateEnvWithCustomLogger, LOG_CALLBACK,
                         MemorySegment.NULL, level.value(), arena.allocateFrom(logId), out), "CreateEnv");
                 instance = new OrtEnvironment(new EnvHandle(out.get(ADDRESS, 0)), level, logId);
             }
@@ -85,14 +85,14 @@ public final class OrtEnvironment implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment arrayOut = arena.allocate(ADDRESS);
             MemorySegment countOut = arena.allocate(JAVA_INT);
-            Api.check(OrtApi.GetAvailableProviders.invoke(Api.GetAvailableProviders, arrayOut, countOut));
+            Api.checkStatus(OrtApi.GetAvailableProviders.invoke(Api.Env.GetAvailableProviders, arrayOut, countOut));
             int n = countOut.get(JAVA_INT, 0);
             MemorySegment array = arrayOut.get(ADDRESS, 0).reinterpret(ADDRESS.byteSize() * n);
             List<String> out = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 out.add(array.getAtIndex(ADDRESS, i).reinterpret(Long.MAX_VALUE).getString(0));
             }
-            Api.check(OrtApi.ReleaseAvailableProviders.invoke(Api.ReleaseAvailableProviders, array, n));
+            Api.checkStatus(OrtApi.ReleaseAvailableProviders.invoke(Api.Env.ReleaseAvailableProviders, array, n));
             return out;
         }
     }
@@ -182,7 +182,7 @@ public final class OrtEnvironment implements AutoCloseable {
             try {
                 MemorySegment i = info.acquire();
                 try {
-                    Api.check(OrtApi.CreateAndRegisterAllocator.invoke(org.pvn3d.ort.internal.IoApi.CreateAndRegisterAllocator,
+                    Api.checkStatus(OrtApi.CreateAndRegisterAllocator.invoke(Api.Env.CreateAndRegisterAllocator,
                             e, i, cfg), "CreateAndRegisterAllocator(" + info + ", " + arena + ")");
                 } finally {
                     info.release();
@@ -217,7 +217,7 @@ public final class OrtEnvironment implements AutoCloseable {
             try {
                 MemorySegment i = info.acquire();
                 try {
-                    Api.check(OrtApi.CreateAndRegisterAllocatorV2.invoke(org.pvn3d.ort.internal.IoApi.CreateAndRegisterAllocatorV2,
+                    Api.checkStatus(OrtApi.CreateAndRegisterAllocatorV2.invoke(Api.Env.CreateAndRegisterAllocatorV2,
                             e, a.allocateFrom(providerType), i, cfg, keys, values, n),
                             "CreateAndRegisterAllocatorV2(" + providerType + ", " + info + ", " + arena + ")");
                 } finally {
@@ -239,7 +239,7 @@ public final class OrtEnvironment implements AutoCloseable {
     public void registerAllocator(JavaAllocator allocator) {
         MemorySegment e = env.acquire();
         try {
-            Api.check(OrtApi.RegisterAllocator.invoke(org.pvn3d.ort.internal.IoApi.RegisterAllocator, e, allocator.struct()),
+            Api.checkStatus(OrtApi.RegisterAllocator.invoke(Api.Env.RegisterAllocator, e, allocator.struct()),
                     "RegisterAllocator(" + allocator.getMemoryInfo() + ")");
             allocator.markRegistered();
             javaAllocators.add(allocator);
@@ -257,7 +257,7 @@ public final class OrtEnvironment implements AutoCloseable {
         try {
             MemorySegment i = info.acquire();
             try {
-                Api.check(OrtApi.UnregisterAllocator.invoke(org.pvn3d.ort.internal.IoApi.UnregisterAllocator, e, i),
+                Api.checkStatus(OrtApi.UnregisterAllocator.invoke(Api.Env.UnregisterAllocator, e, i),
                         "UnregisterAllocator(" + info + ")");
             } finally {
                 info.release();
@@ -308,7 +308,7 @@ public final class OrtEnvironment implements AutoCloseable {
 
         @Override
         protected void releaseNative(MemorySegment handle) {
-            OrtApi.ReleaseEnv.invoke(Api.ReleaseEnv, handle);
+            OrtApi.ReleaseEnv.invoke(Api.Env.ReleaseEnv, handle);
         }
     }
 }

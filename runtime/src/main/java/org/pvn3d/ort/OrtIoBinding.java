@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.IoApi;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
 
@@ -84,7 +83,7 @@ public final class OrtIoBinding extends NativeObject {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment info = device.acquire();
             try {
-                Api.check(OrtApi.BindOutputToDevice.invoke(IoApi.BindOutputToDevice, b, arena.allocateFrom(name), info),
+                Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b, arena.allocateFrom(name), info),
                         "bind output '" + name + "' to " + device);
             } finally {
                 device.release();
@@ -120,7 +119,7 @@ public final class OrtIoBinding extends NativeObject {
         }
         try (Arena arena = Arena.ofConfined()) {
             for (Map.Entry<String, OrtMemoryInfo> e : entries) {
-                Api.check(OrtApi.BindOutputToDevice.invoke(IoApi.BindOutputToDevice, b, arena.allocateFrom(e.getKey()),
+                Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b, arena.allocateFrom(e.getKey()),
                         e.getValue().handle()), "rebind output '" + e.getKey() + "'");
             }
         }
@@ -155,8 +154,8 @@ public final class OrtIoBinding extends NativeObject {
             try {
                 tensor.checkUserData();
                 MemorySegment cName = arena.allocateFrom(name);
-                Api.check(input ? OrtApi.BindInput.invoke(IoApi.BindInput, b, cName, v)
-                        : OrtApi.BindOutput.invoke(IoApi.BindOutput, b, cName, v),
+                Api.checkStatus(input ? OrtApi.BindInput.invoke(Api.IoBinding.BindInput, b, cName, v)
+                        : OrtApi.BindOutput.invoke(Api.IoBinding.BindOutput, b, cName, v),
                         (input ? "bind input '" : "bind output '") + name + "'");
             } finally {
                 tensor.release();
@@ -184,7 +183,7 @@ public final class OrtIoBinding extends NativeObject {
     public void clearBoundInputs() {
         MemorySegment b = acquire();
         try {
-            OrtApi.ClearBoundInputs.invoke(IoApi.ClearBoundInputs, b);
+            OrtApi.ClearBoundInputs.invoke(Api.IoBinding.ClearBoundInputs, b);
             synchronized (inputs) {
                 inputs.clear();
             }
@@ -197,7 +196,7 @@ public final class OrtIoBinding extends NativeObject {
     public void clearBoundOutputs() {
         MemorySegment b = acquire();
         try {
-            OrtApi.ClearBoundOutputs.invoke(IoApi.ClearBoundOutputs, b);
+            OrtApi.ClearBoundOutputs.invoke(Api.IoBinding.ClearBoundOutputs, b);
             closeDeviceOutputs();
         } finally {
             release();
@@ -208,7 +207,7 @@ public final class OrtIoBinding extends NativeObject {
     public void synchronizeBoundInputs() {
         MemorySegment b = acquire();
         try {
-            Api.check(OrtApi.SynchronizeBoundInputs.invoke(IoApi.SynchronizeBoundInputs, b), "SynchronizeBoundInputs");
+            Api.checkStatus(OrtApi.SynchronizeBoundInputs.invoke(Api.IoBinding.SynchronizeBoundInputs, b), "SynchronizeBoundInputs");
         } finally {
             release();
         }
@@ -218,7 +217,7 @@ public final class OrtIoBinding extends NativeObject {
     public void synchronizeBoundOutputs() {
         MemorySegment b = acquire();
         try {
-            Api.check(OrtApi.SynchronizeBoundOutputs.invoke(IoApi.SynchronizeBoundOutputs, b), "SynchronizeBoundOutputs");
+            Api.checkStatus(OrtApi.SynchronizeBoundOutputs.invoke(Api.IoBinding.SynchronizeBoundOutputs, b), "SynchronizeBoundOutputs");
         } finally {
             release();
         }
@@ -231,7 +230,7 @@ public final class OrtIoBinding extends NativeObject {
             MemorySegment bufOut = arena.allocate(ADDRESS);
             MemorySegment lensOut = arena.allocate(ADDRESS);
             MemorySegment countOut = arena.allocate(JAVA_LONG);
-            Api.check(OrtApi.GetBoundOutputNames.invoke(IoApi.GetBoundOutputNames, b, Memory.DEFAULT_ALLOCATOR,
+            Api.checkStatus(OrtApi.GetBoundOutputNames.invoke(Api.IoBinding.GetBoundOutputNames, b, Memory.DEFAULT_ALLOCATOR,
                     bufOut, lensOut, countOut), "GetBoundOutputNames");
             long n = countOut.get(JAVA_LONG, 0);
             List<String> names = new ArrayList<>();
@@ -274,7 +273,7 @@ public final class OrtIoBinding extends NativeObject {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment valuesOut = arena.allocate(ADDRESS);
             MemorySegment countOut = arena.allocate(JAVA_LONG);
-            Api.check(OrtApi.GetBoundOutputValues.invoke(IoApi.GetBoundOutputValues, b, Memory.DEFAULT_ALLOCATOR,
+            Api.checkStatus(OrtApi.GetBoundOutputValues.invoke(Api.IoBinding.GetBoundOutputValues, b, Memory.DEFAULT_ALLOCATOR,
                     valuesOut, countOut), "GetBoundOutputValues");
             int n = (int) countOut.get(JAVA_LONG, 0);
             MemorySegment[] raw = new MemorySegment[n];
@@ -287,7 +286,7 @@ public final class OrtIoBinding extends NativeObject {
             }
             if (names.size() != n) {
                 for (MemorySegment r : raw) {
-                    OrtApi.ReleaseValue.invoke(IoApi.ReleaseValue, r);
+                    OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, r);
                 }
                 throw new OrtException(OrtErrorCode.ORT_FAIL, "ORT returned " + n + " bound output values for "
                         + names.size() + " names " + names);
@@ -339,7 +338,7 @@ public final class OrtIoBinding extends NativeObject {
 
     @Override
     protected void releaseNative(MemorySegment handle) {
-        OrtApi.ReleaseIoBinding.invoke(IoApi.ReleaseIoBinding, handle);
+        OrtApi.ReleaseIoBinding.invoke(Api.IoBinding.ReleaseIoBinding, handle);
     }
 
     private void closeDeviceOutputs() {

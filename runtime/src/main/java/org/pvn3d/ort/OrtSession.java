@@ -70,12 +70,12 @@ public final class OrtSession extends NativeObject {
                 if (!Files.isRegularFile(modelPath)) {
                     throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "model file " + modelPath + " does not exist");
                 }
-                Api.check(OrtApi.CreateSession.invoke(Api.CreateSession, env,
+                Api.checkStatus(OrtApi.CreateSession.invoke(Api.Session.CreateSession, env,
                         arena.allocateFrom(modelPath.toString()), opts, out), "cannot load model " + modelPath);
             } else {
                 MemorySegment bytes = arena.allocate(Math.max(1, modelBytes.length));
                 MemorySegment.copy(MemorySegment.ofArray(modelBytes), 0, bytes, 0, modelBytes.length);
-                Api.check(OrtApi.CreateSessionFromArray.invoke(Api.CreateSessionFromArray, env, bytes,
+                Api.checkStatus(OrtApi.CreateSessionFromArray.invoke(Api.Session.CreateSessionFromArray, env, bytes,
                         modelBytes.length, opts, out), "cannot load model from " + modelBytes.length + " bytes");
             }
             return out.get(ADDRESS, 0);
@@ -91,20 +91,20 @@ public final class OrtSession extends NativeObject {
         MemorySegment session = handle();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment countOut = arena.allocate(JAVA_LONG);
-            Api.check(input
-                    ? OrtApi.SessionGetInputCount.invoke(Api.SessionGetInputCount, session, countOut)
-                    : OrtApi.SessionGetOutputCount.invoke(Api.SessionGetOutputCount, session, countOut));
+            Api.checkStatus(input
+                    ? OrtApi.SessionGetInputCount.invoke(Api.Session.SessionGetInputCount, session, countOut)
+                    : OrtApi.SessionGetOutputCount.invoke(Api.Session.SessionGetOutputCount, session, countOut));
             long n = countOut.get(JAVA_LONG, 0);
             Map<String, NodeInfo> nodes = new LinkedHashMap<>();
             MemorySegment ptrOut = arena.allocate(ADDRESS);
             for (long i = 0; i < n; i++) {
-                Api.check(input
-                        ? OrtApi.SessionGetInputName.invoke(Api.SessionGetInputName, session, i, Memory.DEFAULT_ALLOCATOR, ptrOut)
-                        : OrtApi.SessionGetOutputName.invoke(Api.SessionGetOutputName, session, i, Memory.DEFAULT_ALLOCATOR, ptrOut));
+                Api.checkStatus(input
+                        ? OrtApi.SessionGetInputName.invoke(Api.Session.SessionGetInputName, session, i, Memory.DEFAULT_ALLOCATOR, ptrOut)
+                        : OrtApi.SessionGetOutputName.invoke(Api.Session.SessionGetOutputName, session, i, Memory.DEFAULT_ALLOCATOR, ptrOut));
                 String name = Memory.takeString(ptrOut.get(ADDRESS, 0));
-                Api.check(input
-                        ? OrtApi.SessionGetInputTypeInfo.invoke(Api.SessionGetInputTypeInfo, session, i, ptrOut)
-                        : OrtApi.SessionGetOutputTypeInfo.invoke(Api.SessionGetOutputTypeInfo, session, i, ptrOut));
+                Api.checkStatus(input
+                        ? OrtApi.SessionGetInputTypeInfo.invoke(Api.Session.SessionGetInputTypeInfo, session, i, ptrOut)
+                        : OrtApi.SessionGetOutputTypeInfo.invoke(Api.Session.SessionGetOutputTypeInfo, session, i, ptrOut));
                 nodes.put(name, Shapes.nodeInfo(name, ptrOut.get(ADDRESS, 0)));
             }
             return Collections.unmodifiableMap(nodes);
@@ -237,7 +237,7 @@ public final class OrtSession extends NativeObject {
                 runOptions = options.acquire();
                 held.add(options);
             }
-            Api.check(OrtApi.Run.invoke(Api.Run, session, runOptions, inNames, inValues, nIn, outNamesC, nOut, outValues));
+            Api.checkStatus(OrtApi.Run.invoke(Api.Session.Run, session, runOptions, inNames, inValues, nIn, outNamesC, nOut, outValues));
             MemorySegment[] result = new MemorySegment[nOut];
             for (int o = 0; o < nOut; o++) {
                 result[o] = outValues.getAtIndex(ADDRESS, o);
@@ -251,7 +251,7 @@ public final class OrtSession extends NativeObject {
             } catch (RuntimeException e) {
                 for (int o = 0; o < nOut; o++) {
                     if (preallocated[o] == null && result[o].address() != 0) {
-                        OrtApi.ReleaseValue.invoke(Api.ReleaseValue, result[o]);
+                        OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, result[o]);
                     }
                 }
                 throw e;
@@ -283,7 +283,7 @@ public final class OrtSession extends NativeObject {
         MemorySegment session = acquire();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.CreateIoBinding.invoke(org.pvn3d.ort.internal.IoApi.CreateIoBinding, session, out), "CreateIoBinding");
+            Api.checkStatus(OrtApi.CreateIoBinding.invoke(Api.IoBinding.CreateIoBinding, session, out), "CreateIoBinding");
             return new OrtIoBinding(this, out.get(ADDRESS, 0));
         } finally {
             release();
@@ -316,7 +316,7 @@ public final class OrtSession extends NativeObject {
                 runOptions = options.acquire();
                 held.add(options);
             }
-            Api.check(OrtApi.RunWithBinding.invoke(org.pvn3d.ort.internal.IoApi.RunWithBinding, session, runOptions, b),
+            Api.checkStatus(OrtApi.RunWithBinding.invoke(Api.IoBinding.RunWithBinding, session, runOptions, b),
                     "run with IO binding");
             for (Object d : keepAlive) {
                 if (d instanceof SessionDependency dep) {
@@ -341,7 +341,7 @@ public final class OrtSession extends NativeObject {
             MemorySegment i = info.acquire();
             try {
                 MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.CreateAllocator.invoke(org.pvn3d.ort.internal.IoApi.CreateAllocator, session, i, out),
+                Api.checkStatus(OrtApi.CreateAllocator.invoke(Api.Allocator.CreateAllocator, session, i, out),
                         "no allocator for " + info + " in this session");
                 return new OrtAllocator(out.get(ADDRESS, 0));
             } finally {
@@ -359,7 +359,7 @@ public final class OrtSession extends NativeObject {
         MemorySegment session = acquire();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.SessionEndProfiling.invoke(Api.SessionEndProfiling, session, Memory.DEFAULT_ALLOCATOR, out));
+            Api.checkStatus(OrtApi.SessionEndProfiling.invoke(Api.Session.SessionEndProfiling, session, Memory.DEFAULT_ALLOCATOR, out));
             return Memory.takeString(out.get(ADDRESS, 0));
         } finally {
             release();
@@ -368,7 +368,7 @@ public final class OrtSession extends NativeObject {
 
     @Override
     protected void releaseNative(MemorySegment handle) {
-        OrtApi.ReleaseSession.invoke(Api.ReleaseSession, handle);
+        OrtApi.ReleaseSession.invoke(Api.Session.ReleaseSession, handle);
     }
 
     @Override
@@ -413,7 +413,7 @@ public final class OrtSession extends NativeObject {
                     if (values[i] != null) {
                         values[i].close();
                     } else if (raw[i].address() != 0) {
-                        OrtApi.ReleaseValue.invoke(Api.ReleaseValue, raw[i]);
+                        OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, raw[i]);
                     }
                 }
                 throw e;
@@ -524,64 +524,64 @@ public final class OrtSession extends NativeObject {
         private static MemorySegment createOptions() {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.CreateSessionOptions.invoke(Api.CreateSessionOptions, out));
+                Api.checkStatus(OrtApi.CreateSessionOptions.invoke(Api.Options.CreateSessionOptions, out));
                 return out.get(ADDRESS, 0);
             }
         }
 
         public SessionOptions setOptimizationLevel(OptLevel level) {
-            Api.check(OrtApi.SetSessionGraphOptimizationLevel.invoke(Api.SetSessionGraphOptimizationLevel, handle(), level.value()));
+            Api.checkStatus(OrtApi.SetSessionGraphOptimizationLevel.invoke(Api.Options.SetSessionGraphOptimizationLevel, handle(), level.value()));
             return this;
         }
 
         /** Threads for parallelism inside an operator; 0 lets ORT choose. */
         public SessionOptions setIntraOpNumThreads(int threads) {
-            Api.check(OrtApi.SetIntraOpNumThreads.invoke(Api.SetIntraOpNumThreads, handle(), threads));
+            Api.checkStatus(OrtApi.SetIntraOpNumThreads.invoke(Api.Options.SetIntraOpNumThreads, handle(), threads));
             return this;
         }
 
         /** Threads for running independent operators at once (with {@link ExecutionMode#PARALLEL}). */
         public SessionOptions setInterOpNumThreads(int threads) {
-            Api.check(OrtApi.SetInterOpNumThreads.invoke(Api.SetInterOpNumThreads, handle(), threads));
+            Api.checkStatus(OrtApi.SetInterOpNumThreads.invoke(Api.Options.SetInterOpNumThreads, handle(), threads));
             return this;
         }
 
         public SessionOptions setExecutionMode(ExecutionMode mode) {
-            Api.check(OrtApi.SetSessionExecutionMode.invoke(Api.SetSessionExecutionMode, handle(), mode.value()));
+            Api.checkStatus(OrtApi.SetSessionExecutionMode.invoke(Api.Options.SetSessionExecutionMode, handle(), mode.value()));
             return this;
         }
 
         /** ORT's memory pattern optimisation (pre-planned buffers for repeated shapes). */
         public SessionOptions setMemoryPatternOptimization(boolean enable) {
-            Api.check(enable ? OrtApi.EnableMemPattern.invoke(Api.EnableMemPattern, handle())
-                    : OrtApi.DisableMemPattern.invoke(Api.DisableMemPattern, handle()));
+            Api.checkStatus(enable ? OrtApi.EnableMemPattern.invoke(Api.Options.EnableMemPattern, handle())
+                    : OrtApi.DisableMemPattern.invoke(Api.Options.DisableMemPattern, handle()));
             return this;
         }
 
         /** ORT's CPU arena allocator. */
         public SessionOptions setCPUArenaAllocator(boolean enable) {
-            Api.check(enable ? OrtApi.EnableCpuMemArena.invoke(Api.EnableCpuMemArena, handle())
-                    : OrtApi.DisableCpuMemArena.invoke(Api.DisableCpuMemArena, handle()));
+            Api.checkStatus(enable ? OrtApi.EnableCpuMemArena.invoke(Api.Options.EnableCpuMemArena, handle())
+                    : OrtApi.DisableCpuMemArena.invoke(Api.Options.DisableCpuMemArena, handle()));
             return this;
         }
 
         /** Writes an ORT profile (JSON, chrome://tracing format) to files starting with {@code prefix}. */
         public SessionOptions enableProfiling(String prefix) {
             try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.EnableProfiling.invoke(Api.EnableProfiling, handle(), arena.allocateFrom(prefix)));
+                Api.checkStatus(OrtApi.EnableProfiling.invoke(Api.Options.EnableProfiling, handle(), arena.allocateFrom(prefix)));
             }
             return this;
         }
 
         public SessionOptions disableProfiling() {
-            Api.check(OrtApi.DisableProfiling.invoke(Api.DisableProfiling, handle()));
+            Api.checkStatus(OrtApi.DisableProfiling.invoke(Api.Options.DisableProfiling, handle()));
             return this;
         }
 
         /** Fixes a symbolic dimension by its name (e.g. "batch" = 1), letting ORT plan for it. */
         public SessionOptions addFreeDimensionOverrideByName(String dimensionName, long value) {
             try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.AddFreeDimensionOverrideByName.invoke(Api.AddFreeDimensionOverrideByName, handle(),
+                Api.checkStatus(OrtApi.AddFreeDimensionOverrideByName.invoke(Api.Options.AddFreeDimensionOverrideByName, handle(),
                         arena.allocateFrom(dimensionName), value));
             }
             return this;
@@ -590,7 +590,7 @@ public final class OrtSession extends NativeObject {
         /** Fixes a dimension by its denotation (e.g. "DATA_BATCH"). */
         public SessionOptions addFreeDimensionOverride(String denotation, long value) {
             try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.AddFreeDimensionOverride.invoke(Api.AddFreeDimensionOverride, handle(),
+                Api.checkStatus(OrtApi.AddFreeDimensionOverride.invoke(Api.Options.AddFreeDimensionOverride, handle(),
                         arena.allocateFrom(denotation), value));
             }
             return this;
@@ -599,25 +599,25 @@ public final class OrtSession extends NativeObject {
         /** A session configuration entry (see ORT's onnxruntime_session_options_config_keys.h). */
         public SessionOptions addConfigEntry(String key, String value) {
             try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.AddSessionConfigEntry.invoke(Api.AddSessionConfigEntry, handle(),
+                Api.checkStatus(OrtApi.AddSessionConfigEntry.invoke(Api.Options.AddSessionConfigEntry, handle(),
                         arena.allocateFrom(key), arena.allocateFrom(value)), "config entry " + key);
             }
             return this;
         }
 
         public SessionOptions setSessionLogLevel(OrtLoggingLevel level) {
-            Api.check(OrtApi.SetSessionLogSeverityLevel.invoke(Api.SetSessionLogSeverityLevel, handle(), level.value()));
+            Api.checkStatus(OrtApi.SetSessionLogSeverityLevel.invoke(Api.Options.SetSessionLogSeverityLevel, handle(), level.value()));
             return this;
         }
 
         public SessionOptions setSessionLogVerbosityLevel(int level) {
-            Api.check(OrtApi.SetSessionLogVerbosityLevel.invoke(Api.SetSessionLogVerbosityLevel, handle(), level));
+            Api.checkStatus(OrtApi.SetSessionLogVerbosityLevel.invoke(Api.Options.SetSessionLogVerbosityLevel, handle(), level));
             return this;
         }
 
         public SessionOptions setLogId(String id) {
             try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.SetSessionLogId.invoke(Api.SetSessionLogId, handle(), arena.allocateFrom(id)));
+                Api.checkStatus(OrtApi.SetSessionLogId.invoke(Api.Options.SetSessionLogId, handle(), arena.allocateFrom(id)));
             }
             return this;
         }
@@ -625,7 +625,7 @@ public final class OrtSession extends NativeObject {
         /** Saves the optimised graph to {@code path} when a session is created. */
         public SessionOptions setOptimizedModelFilePath(String path) {
             try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.SetOptimizedModelFilePath.invoke(Api.SetOptimizedModelFilePath, handle(),
+                Api.checkStatus(OrtApi.SetOptimizedModelFilePath.invoke(Api.Options.SetOptimizedModelFilePath, handle(),
                         arena.allocateFrom(path)));
             }
             return this;
@@ -674,7 +674,7 @@ public final class OrtSession extends NativeObject {
 
         @Override
         protected void releaseNative(MemorySegment handle) {
-            OrtApi.ReleaseSessionOptions.invoke(Api.ReleaseSessionOptions, handle);
+            OrtApi.ReleaseSessionOptions.invoke(Api.Options.ReleaseSessionOptions, handle);
         }
 
         /** Drops what the options held for their sessions (each session holds its own claim). */
@@ -706,43 +706,43 @@ public final class OrtSession extends NativeObject {
         private static MemorySegment createRunOptions() {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.CreateRunOptions.invoke(Api.CreateRunOptions, out));
+                Api.checkStatus(OrtApi.CreateRunOptions.invoke(Api.RunOptions.CreateRunOptions, out));
                 return out.get(ADDRESS, 0);
             }
         }
 
         public RunOptions setRunTag(String tag) {
             try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.RunOptionsSetRunTag.invoke(Api.RunOptionsSetRunTag, handle(), arena.allocateFrom(tag)));
+                Api.checkStatus(OrtApi.RunOptionsSetRunTag.invoke(Api.RunOptions.RunOptionsSetRunTag, handle(), arena.allocateFrom(tag)));
             }
             return this;
         }
 
         public RunOptions setLogLevel(OrtLoggingLevel level) {
-            Api.check(OrtApi.RunOptionsSetRunLogSeverityLevel.invoke(Api.RunOptionsSetRunLogSeverityLevel, handle(), level.value()));
+            Api.checkStatus(OrtApi.RunOptionsSetRunLogSeverityLevel.invoke(Api.RunOptions.RunOptionsSetRunLogSeverityLevel, handle(), level.value()));
             return this;
         }
 
         public RunOptions setLogVerbosityLevel(int level) {
-            Api.check(OrtApi.RunOptionsSetRunLogVerbosityLevel.invoke(Api.RunOptionsSetRunLogVerbosityLevel, handle(), level));
+            Api.checkStatus(OrtApi.RunOptionsSetRunLogVerbosityLevel.invoke(Api.RunOptions.RunOptionsSetRunLogVerbosityLevel, handle(), level));
             return this;
         }
 
         /** Asks runs using these options to stop as soon as they can (they fail with an error). */
         public RunOptions setTerminate() {
-            Api.check(OrtApi.RunOptionsSetTerminate.invoke(Api.RunOptionsSetTerminate, handle()));
+            Api.checkStatus(OrtApi.RunOptionsSetTerminate.invoke(Api.RunOptions.RunOptionsSetTerminate, handle()));
             return this;
         }
 
         public RunOptions unsetTerminate() {
-            Api.check(OrtApi.RunOptionsUnsetTerminate.invoke(Api.RunOptionsUnsetTerminate, handle()));
+            Api.checkStatus(OrtApi.RunOptionsUnsetTerminate.invoke(Api.RunOptions.RunOptionsUnsetTerminate, handle()));
             return this;
         }
 
         /** A run configuration entry (see ORT's onnxruntime_run_options_config_keys.h). */
         public RunOptions addRunConfigEntry(String key, String value) {
             try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.AddRunConfigEntry.invoke(Api.AddRunConfigEntry, handle(), arena.allocateFrom(key),
+                Api.checkStatus(OrtApi.AddRunConfigEntry.invoke(Api.RunOptions.AddRunConfigEntry, handle(), arena.allocateFrom(key),
                         arena.allocateFrom(value)), "run config entry " + key);
             }
             return this;
@@ -750,7 +750,7 @@ public final class OrtSession extends NativeObject {
 
         @Override
         protected void releaseNative(MemorySegment handle) {
-            OrtApi.ReleaseRunOptions.invoke(Api.ReleaseRunOptions, handle);
+            OrtApi.ReleaseRunOptions.invoke(Api.RunOptions.ReleaseRunOptions, handle);
         }
     }
 }

@@ -72,7 +72,7 @@ public final class CustomOpDomain implements AutoCloseable {
         try {
             var domainHandle = state.acquire();
             try {
-                Api.check(OrtApi.AddCustomOpDomain.invoke(Api.AddCustomOpDomain, opts, domainHandle),
+                Api.checkStatus(OrtApi.AddCustomOpDomain.invoke(Api.Options.AddCustomOpDomain, opts, domainHandle),
                         "registering custom-op domain " + name);
             } finally {
                 state.release();

@@ -13,7 +13,6 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.CustomOpApi;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -43,7 +42,7 @@ final class DomainState extends NativeObject {
                 OpBinding b = new OpBinding(op, this, arena);
                 Upcalls.bind(b);
                 bindings.add(b);
-                Api.check(OrtApi.CustomOpDomain_Add.invoke(CustomOpApi.CustomOpDomain_Add, handle(), b.struct),
+                Api.checkStatus(OrtApi.CustomOpDomain_Add.invoke(Api.CustomOpDomain.CustomOpDomain_Add, handle(), b.struct),
                         "adding " + op.name() + " to custom-op domain " + name);
             }
         } catch (RuntimeException e) {
@@ -55,7 +54,7 @@ final class DomainState extends NativeObject {
     private static MemorySegment createDomain(String name) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(ADDRESS);
-            Api.check(OrtApi.CreateCustomOpDomain.invoke(CustomOpApi.CreateCustomOpDomain, a.allocateFrom(name), out),
+            Api.checkStatus(OrtApi.CreateCustomOpDomain.invoke(Api.CustomOpDomain.CreateCustomOpDomain, a.allocateFrom(name), out),
                     "creating custom-op domain " + name);
             return out.get(ADDRESS, 0);
         }
@@ -127,7 +126,7 @@ final class DomainState extends NativeObject {
                     name, kernels.size());
             return;
         }
-        OrtApi.ReleaseCustomOpDomain.invoke(CustomOpApi.ReleaseCustomOpDomain, handle);
+        OrtApi.ReleaseCustomOpDomain.invoke(Api.CustomOpDomain.ReleaseCustomOpDomain, handle);
         for (OpBinding b : bindings) {
             Upcalls.unbind(b);
         }

@@ -7,7 +7,6 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.CustomOpApi;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -27,7 +26,7 @@ public final class KernelAllocator extends NativeObject {
         MemorySegment h = acquire();
         try (var arena = java.lang.foreign.Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.AllocatorAlloc.invoke(Api.AllocatorAlloc, h, bytes, out), "kernel scratch of " + bytes + " bytes");
+            Api.checkStatus(OrtApi.AllocatorAlloc.invoke(Api.Allocator.AllocatorAlloc, h, bytes, out), "kernel scratch of " + bytes + " bytes");
             MemorySegment p = out.get(ADDRESS, 0);
             if (p.address() == 0 && bytes > 0) {
                 throw new OrtException(OrtErrorCode.ORT_FAIL, "ORT's allocator returned no memory for " + bytes + " bytes");
@@ -45,7 +44,7 @@ public final class KernelAllocator extends NativeObject {
         }
         MemorySegment h = acquire();
         try {
-            Api.check(OrtApi.AllocatorFree.invoke(Api.AllocatorFree, h, block));
+            Api.checkStatus(OrtApi.AllocatorFree.invoke(Api.Allocator.AllocatorFree, h, block));
         } finally {
             release();
         }
@@ -53,6 +52,6 @@ public final class KernelAllocator extends NativeObject {
 
     @Override
     protected void releaseNative(MemorySegment handle) {
-        OrtApi.ReleaseAllocator.invoke(CustomOpApi.ReleaseAllocator, handle);
+        OrtApi.ReleaseAllocator.invoke(Api.Allocator.ReleaseAllocator, handle);
     }
 }

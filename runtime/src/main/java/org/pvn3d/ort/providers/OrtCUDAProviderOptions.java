@@ -13,7 +13,6 @@ import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.CustomOpApi;
 import org.pvn3d.ort.internal.Memory;
 
 /**
@@ -156,14 +155,14 @@ public final class OrtCUDAProviderOptions {
             try {
                 MemorySegment handle = sessionOptions.acquire();
                 try {
-                    Api.check(OrtApi.SessionOptionsAppendExecutionProvider_CUDA_V2.invoke(
-                            CustomOpApi.SessionOptionsAppendExecutionProvider_CUDA_V2, handle, cuda),
+                    Api.checkStatus(OrtApi.SessionOptionsAppendExecutionProvider_CUDA_V2.invoke(
+                            Api.Cuda.SessionOptionsAppendExecutionProvider_CUDA_V2, handle, cuda),
                             "cannot add the CUDA execution provider");
                 } finally {
                     sessionOptions.release();
                 }
             } finally {
-                OrtApi.ReleaseCUDAProviderOptions.invoke(CustomOpApi.ReleaseCUDAProviderOptions, cuda);
+                OrtApi.ReleaseCUDAProviderOptions.invoke(Api.Cuda.ReleaseCUDAProviderOptions, cuda);
             }
         }
     }
@@ -175,18 +174,18 @@ public final class OrtCUDAProviderOptions {
             MemorySegment cuda = create(arena);
             try {
                 MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.GetCUDAProviderOptionsAsString.invoke(CustomOpApi.GetCUDAProviderOptionsAsString, cuda,
+                Api.checkStatus(OrtApi.GetCUDAProviderOptionsAsString.invoke(Api.Cuda.GetCUDAProviderOptionsAsString, cuda,
                         Memory.DEFAULT_ALLOCATOR, out));
                 return Memory.takeString(out.get(ADDRESS, 0));
             } finally {
-                OrtApi.ReleaseCUDAProviderOptions.invoke(CustomOpApi.ReleaseCUDAProviderOptions, cuda);
+                OrtApi.ReleaseCUDAProviderOptions.invoke(Api.Cuda.ReleaseCUDAProviderOptions, cuda);
             }
         }
     }
 
     private MemorySegment create(Arena arena) {
         MemorySegment out = arena.allocate(ADDRESS);
-        Api.check(OrtApi.CreateCUDAProviderOptions.invoke(CustomOpApi.CreateCUDAProviderOptions, out),
+        Api.checkStatus(OrtApi.CreateCUDAProviderOptions.invoke(Api.Cuda.CreateCUDAProviderOptions, out),
                 "the CUDA execution provider is not available in " + OrtRuntime.get());
         MemorySegment cuda = out.get(ADDRESS, 0);
         try {
@@ -200,16 +199,16 @@ public final class OrtCUDAProviderOptions {
                     values.setAtIndex(ADDRESS, i, arena.allocateFrom(e.getValue()));
                     i++;
                 }
-                Api.check(OrtApi.UpdateCUDAProviderOptions.invoke(CustomOpApi.UpdateCUDAProviderOptions, cuda, keys,
+                Api.checkStatus(OrtApi.UpdateCUDAProviderOptions.invoke(Api.Cuda.UpdateCUDAProviderOptions, cuda, keys,
                         values, n), "CUDA provider options " + options);
             }
             if (userComputeStream.address() != 0) {
-                Api.check(OrtApi.UpdateCUDAProviderOptionsWithValue.invoke(CustomOpApi.UpdateCUDAProviderOptionsWithValue,
+                Api.checkStatus(OrtApi.UpdateCUDAProviderOptionsWithValue.invoke(Api.Cuda.UpdateCUDAProviderOptionsWithValue,
                         cuda, arena.allocateFrom("user_compute_stream"), userComputeStream), "user_compute_stream");
             }
             return cuda;
         } catch (RuntimeException e) {
-            OrtApi.ReleaseCUDAProviderOptions.invoke(CustomOpApi.ReleaseCUDAProviderOptions, cuda);
+            OrtApi.ReleaseCUDAProviderOptions.invoke(Api.Cuda.ReleaseCUDAProviderOptions, cuda);
             throw e;
         }
     }
