@@ -98,16 +98,16 @@ public final class OrtEnvironment implements AutoCloseable {
     }
 
     /** Creates a session from a model file. */
-    public OrtSession createSession(Path model, OrtSession.SessionOptions options) {
+    public OrtSession createSession(Path model, SessionOptions options) {
         return new OrtSession(this, model, null, options);
     }
 
-    public OrtSession createSession(String model, OrtSession.SessionOptions options) {
+    public OrtSession createSession(String model, SessionOptions options) {
         return createSession(Path.of(model), options);
     }
 
     public OrtSession createSession(Path model) {
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             return createSession(model, options);
         }
     }
@@ -117,12 +117,12 @@ public final class OrtEnvironment implements AutoCloseable {
     }
 
     /** Creates a session from a model held in memory. */
-    public OrtSession createSession(byte[] model, OrtSession.SessionOptions options) {
+    public OrtSession createSession(byte[] model, SessionOptions options) {
         return new OrtSession(this, null, model, options);
     }
 
     public OrtSession createSession(byte[] model) {
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             return createSession(model, options);
         }
     }

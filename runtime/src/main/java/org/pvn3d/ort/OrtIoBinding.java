@@ -267,7 +267,7 @@ public final class OrtIoBinding extends NativeObject {
      * named as {@link #getOutputNames()} says. Device outputs are device tensors (read them with
      * {@link OnnxTensor#toHost()}).
      */
-    public OrtSession.Result getOutputs() {
+    public Result getOutputs() {
         List<String> names = getOutputNames();
         MemorySegment b = acquire();
         try (Arena arena = Arena.ofConfined()) {
@@ -291,7 +291,7 @@ public final class OrtIoBinding extends NativeObject {
                 throw new OrtException(OrtErrorCode.ORT_FAIL, "ORT returned " + n + " bound output values for "
                         + names.size() + " names " + names);
             }
-            return new OrtSession.Result(names, raw);
+            return new Result(names, raw);
         } finally {
             release();
         }

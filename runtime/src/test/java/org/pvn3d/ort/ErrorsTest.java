@@ -33,7 +33,7 @@ class ErrorsTest {
     void sessionStillWorks() {
         try (OnnxTensor x = OnnxTensor.createTensor(new float[] {1, 2, 3, 4}, 1, 4);
                 OnnxTensor y = OnnxTensor.createTensor(new float[] {5, 6, 7, 8}, 1, 4);
-                OrtSession.Result r = arith.run(Map.of("x", x, "y", y))) {
+                Result r = arith.run(Map.of("x", x, "y", y))) {
             assertArrayEquals(new float[] {6, 8, 10, 12}, r.tensor("sum").getFloatArray());
         }
     }
@@ -119,12 +119,12 @@ class ErrorsTest {
     void terminatedRunOptionsStopTheRun() {
         try (OnnxTensor x = OnnxTensor.createTensor(new float[4], 1, 4);
                 OnnxTensor y = OnnxTensor.createTensor(new float[4], 1, 4);
-                OrtSession.RunOptions options = new OrtSession.RunOptions().setRunTag("doomed").setTerminate()) {
+                RunOptions options = new RunOptions().setRunTag("doomed").setTerminate()) {
             OrtException e = assertThrows(OrtException.class,
                     () -> arith.run(Map.of("x", x, "y", y), Set.of("sum"), options));
             assertTrue(e.getMessage().toLowerCase().contains("terminat"), e.getMessage());
             options.unsetTerminate();
-            try (OrtSession.Result r = arith.run(Map.of("x", x, "y", y), Set.of("sum"), options)) {
+            try (Result r = arith.run(Map.of("x", x, "y", y), Set.of("sum"), options)) {
                 assertArrayEquals(new float[4], r.tensor("sum").getFloatArray());
             }
         }

@@ -24,6 +24,7 @@ import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.ops.Pvn3dOps;
@@ -73,7 +74,7 @@ public class OrtNodeBenchmark {
     public String provider;
 
     private Arena arena;
-    private OrtSession.SessionOptions options;
+    private SessionOptions options;
     private CustomOpDomain domain;
     private OrtSession session;
     private final Map<String, OnnxTensor> inputs = new LinkedHashMap<>();
@@ -101,7 +102,7 @@ public class OrtNodeBenchmark {
         for (KernelCase.HostTensor t : outs) {
             outputs.put(t.name(), onDevice ? deviceTensor(t, false) : OnnxTensor.fromSegment(t.data(), t.type(), t.shape()));
         }
-        options = new OrtSession.SessionOptions();
+        options = new SessionOptions();
         options.setIntraOpNumThreads(1);
         domain = Pvn3dOps.register(options);
         if (cuda) {

@@ -24,6 +24,8 @@ import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.internal.NativeObject;
@@ -70,7 +72,7 @@ class Pvn3dOpsTest {
 
     /** A CPU session of an ops model with the operators registered; the options are closed at once. */
     static OrtSession session(String model) {
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             Pvn3dOps.register(options);
             return env.createSession(resource(model), options);
         }
@@ -106,7 +108,7 @@ class Pvn3dOpsTest {
         Map<String, OnnxTensor> feeds = new LinkedHashMap<>();
         try {
             inputs.forEach((k, v) -> feeds.put(k, tensor(v)));
-            try (OrtSession.Result r = s.run(feeds)) {
+            try (Result r = s.run(feeds)) {
                 for (Pvt.Tensor e : expected.values()) {
                     OnnxTensor got = r.tensor(e.name());
                     assertArrayEquals(e.shape(), got.getShape(), what + ": shape of " + e.name());
@@ -325,7 +327,7 @@ class Pvn3dOpsTest {
         Assumptions.assumeTrue(Pvn3dOps.nativeBuiltWithCuda() && Pvn3dOps.cudaDeviceCount() > 0,
                 "no CUDA device (or a CPU-only libpvn3d_ops): the CUDA provider runs are made on the GPU machine");
         for (Op op : ops().toList()) {
-            try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+            try (SessionOptions options = new SessionOptions()) {
                 options.addCUDA(0);
                 Pvn3dOps.register(options, CudaIndexCheck.SYNC);
                 try (OrtSession s = env.createSession(resource(op.snake() + ".onnx"), options)) {
@@ -348,7 +350,7 @@ class Pvn3dOpsTest {
         idx[5] = 300;
         bad.put("idx", new Pvt.Tensor("idx", bad.get("idx").shape(), null, idx));
         // SYNC: the run itself fails with the CPU kernel's message
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             options.addCUDA(0);
             Pvn3dOps.register(options, CudaIndexCheck.SYNC);
             try (OrtSession s = env.createSession(resource("gather_points.onnx"), options)) {
@@ -358,7 +360,7 @@ class Pvn3dOpsTest {
         }
         // DEFERRED: the kernel does not wait for its launch; the session reports the flag once ORT's
         // run has finished its device work, so the run still fails with the same message
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             options.addCUDA(0);
             CustomOpDomain domain = Pvn3dOps.register(options, CudaIndexCheck.DEFERRED);
             try (OrtSession s = env.createSession(resource("gather_points.onnx"), options)) {

@@ -15,6 +15,8 @@ import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
 import org.pvn3d.ort.pipeline.CudaPoseSolver;
@@ -230,7 +232,7 @@ public final class Main {
         Map<String, PvtFile.Entry> inputs = o.sample == null ? readPvt(resource(DEFAULT_INPUT), DEFAULT_INPUT)
                 : PvtFile.read(o.sample);
         out.printf("model: %s (%d bytes)%n", o.model == null ? "embedded PointNet++ (" + DEFAULT_MODEL + ")" : o.model, model.length);
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             if (o.threads > 0) {
                 options.setIntraOpNumThreads(o.threads);
             }
@@ -274,7 +276,7 @@ public final class Main {
         String checksum = null;
         for (int i = -o.warmup; i < o.runs; i++) {
             long start = System.nanoTime();
-            try (OrtSession.Result r = session.run(feeds)) {
+            try (Result r = session.run(feeds)) {
                 double elapsed = (System.nanoTime() - start) / 1e6;
                 if (i >= 0) {
                     ms[i] = elapsed;
@@ -292,7 +294,7 @@ public final class Main {
         out.print(checksum);
     }
 
-    private static String checksums(OrtSession.Result r) {
+    private static String checksums(Result r) {
         StringBuilder sb = new StringBuilder();
         for (var e : r) {
             if (e.getValue() instanceof OnnxTensor t) {

@@ -15,6 +15,7 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.io.PvtFile;
@@ -153,7 +154,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
     }
 
     private final Config config;
-    private final OrtSession.SessionOptions options;
+    private final SessionOptions options;
     private final CustomOpDomain domain;
     private final OrtSession session;
     private final double loadMs;
@@ -162,7 +163,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
     public Pvn3dPipeline(byte[] model, Config config) {
         this.config = config;
         long t0 = System.nanoTime();
-        OrtSession.SessionOptions opts = new OrtSession.SessionOptions();
+        SessionOptions opts = new SessionOptions();
         CustomOpDomain dom = null;
         try {
             if (config.threads() > 0) {
@@ -228,7 +229,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
             double[] ms = new double[config.repeat()];
             for (int i = 0; ; i++) {
                 long t0 = System.nanoTime();
-                OrtSession.Result r = session.run(feeds);
+                org.pvn3d.ort.Result r = session.run(feeds);
                 ms[i] = (System.nanoTime() - t0) / 1e6;
                 try (r) {
                     checkDeferredErrors();
@@ -283,7 +284,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
                 session.run(binding);
                 long t2 = System.nanoTime();
                 checkDeferredErrors();
-                try (OrtSession.Result r = binding.getOutputs()) {
+                try (org.pvn3d.ort.Result r = binding.getOutputs()) {
                     out = toHost(r);
                 }
                 long t3 = System.nanoTime();
@@ -313,7 +314,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
     }
 
     /** Every tensor output as host arrays (device tensors are copied first). */
-    private static Map<String, Output> toHost(OrtSession.Result r) {
+    private static Map<String, Output> toHost(org.pvn3d.ort.Result r) {
         Map<String, Output> out = new LinkedHashMap<>();
         for (Map.Entry<String, OnnxValue> e : r) {
             if (e.getValue() instanceof OnnxTensor device) {

@@ -15,6 +15,8 @@ import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.CudaDevice;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.io.PvtFile;
@@ -49,7 +51,7 @@ class PointNet2BoundRunGpuTest {
         }
         PvtFile.Entry xyz = PvtFile.read(new ByteArrayInputStream(sampleBytes), "bunny_sample.bin").get("xyz");
         float[] xyzValues = xyz.floats();
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
+        try (SessionOptions o = new SessionOptions()) {
             Pvn3dOps.register(o).close();
             o.addCUDA(0);
             try (OrtSession s = env.createSession(model, o);
@@ -59,14 +61,14 @@ class PointNet2BoundRunGpuTest {
                     OrtMemoryInfo cuda = OrtMemoryInfo.cuda(0);
                     OrtIoBinding b = s.createIoBinding()) {
                 float[] hostPath;
-                try (OrtSession.Result r = s.run(Map.of("xyz", host))) {
+                try (Result r = s.run(Map.of("xyz", host))) {
                     hostPath = r.tensor("point_features").getFloatArray();
                 }
                 long launches = Pvn3dOps.cudaLaunchCount();
                 b.bindInput("xyz", dev).bindOutput("point_features", cuda);
                 s.run(b);
                 float[] bound;
-                try (OrtSession.Result r = b.getOutputs()) {
+                try (Result r = b.getOutputs()) {
                     assertTrue(r.tensor("point_features").isOnDevice());
                     bound = floats(r.tensor("point_features"));
                 }

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Objects;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
-import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.SessionDependency;
@@ -62,7 +62,7 @@ public final class CustomOpDomain implements AutoCloseable {
      * Adds this domain to {@code options} ({@code AddCustomOpDomain}) and makes the options, and every
      * session created from them, keep the native structures alive.
      */
-    public void registerOn(OrtSession.SessionOptions options) {
+    public void registerOn(SessionOptions options) {
         if (closed) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "custom-op domain " + name + " is closed");
         }

@@ -10,7 +10,7 @@ import java.util.Map;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
-import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Memory;
@@ -148,7 +148,7 @@ public final class OrtCUDAProviderOptions {
      * ({@code SessionOptionsAppendExecutionProvider_CUDA_V2}). Needs ORT's CUDA provider library and
      * a usable CUDA installation; fails with an {@link OrtException} saying what ORT reported.
      */
-    public void appendTo(OrtSession.SessionOptions sessionOptions) {
+    public void appendTo(SessionOptions sessionOptions) {
         OrtRuntime.get().ensureCudaProvider();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cuda = create(arena);

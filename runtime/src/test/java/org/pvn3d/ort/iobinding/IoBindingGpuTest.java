@@ -26,6 +26,8 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.CudaDevice;
 import org.pvn3d.ort.cuda.CudaEvent;
 import org.pvn3d.ort.cuda.CudaStream;
@@ -48,7 +50,7 @@ class IoBindingGpuTest {
     }
 
     static OrtSession cudaSession(String model, Path profilePrefix) {
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
+        try (SessionOptions o = new SessionOptions()) {
             if (profilePrefix != null) {
                 o.enableProfiling(profilePrefix.toString());
             }
@@ -112,7 +114,7 @@ class IoBindingGpuTest {
             b.synchronizeBoundInputs();
             s.run(b);
             b.synchronizeBoundOutputs();
-            try (OrtSession.Result r = b.getOutputs()) {
+            try (Result r = b.getOutputs()) {
                 OnnxTensor sum = r.tensor("sum");
                 assertTrue(sum.isOnDevice() && r.tensor("prod").isOnDevice());
                 assertTrue(!r.tensor("affine").isOnDevice());
@@ -129,7 +131,7 @@ class IoBindingGpuTest {
                     t.copyFromHost(MemorySegment.ofArray(y), null);
                     b.bindInput("x", t);
                     s.run(b);
-                    try (OrtSession.Result r = b.getOutputs()) {
+                    try (Result r = b.getOutputs()) {
                         IoBindingCpuTest.assertArith(y, y, floats(r.tensor("sum")), null, null);
                     }
                 }
@@ -139,7 +141,7 @@ class IoBindingGpuTest {
             assertTrue(!bx.isFreed());
             b.bindInput("x", tx);
             s.run(b);
-            try (OrtSession.Result r = b.getOutputs()) {
+            try (Result r = b.getOutputs()) {
                 IoBindingCpuTest.assertArith(x, y, floats(r.tensor("sum")), null, null);
             }
             tx.close();
@@ -189,12 +191,12 @@ class IoBindingGpuTest {
             b2.bindInput("y", ty).bindOutput("prod", cuda);
             for (int run = 0; run < 5; run++) {
                 first.run(b1);
-                try (OrtSession.Result r1 = b1.getOutputs()) {
+                try (Result r1 = b1.getOutputs()) {
                     OnnxTensor mid = r1.tensor("sum"); // x + y, on the device
                     assertTrue(mid.isOnDevice());
                     b2.bindInput("x", mid);
                     second.run(b2);
-                    try (OrtSession.Result r2 = b2.getOutputs()) {
+                    try (Result r2 = b2.getOutputs()) {
                         OnnxTensor out = r2.tensor("prod"); // (x + y) * y
                         assertTrue(out.isOnDevice());
                         float[] got = floats(out);
@@ -224,7 +226,7 @@ class IoBindingGpuTest {
                 OrtMemoryInfo cuda = OrtMemoryInfo.cuda(0);
                 OrtIoBinding b = s.createIoBinding()) {
             float[] expected;
-            try (OrtSession.Result r = s.run(Map.of("x", hx))) {
+            try (Result r = s.run(Map.of("x", hx))) {
                 expected = r.tensor("y").getFloatArray();
             }
             b.bindInput("x", tx).bindOutput("y", cuda);
@@ -238,7 +240,7 @@ class IoBindingGpuTest {
             long t0 = System.nanoTime();
             for (int i = 0; i < 2000; i++) {
                 s.run(b);
-                try (OrtSession.Result r = b.getOutputs()) {
+                try (Result r = b.getOutputs()) {
                     if (i % 500 == 0) {
                         assertArrayEquals(expected, floats(r.tensor("y")), 1e-4f);
                     }
@@ -264,7 +266,7 @@ class IoBindingGpuTest {
                 Assumptions.abort("this ORT runtime (" + env.getRuntime() + ") does not share a CUDA allocator: " + e.getMessage());
             }
             float[] x = IoBindingCpuTest.ramp(16 * 64, -1, 1f / 512);
-            try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()
+            try (SessionOptions o = new SessionOptions()
                     .addConfigEntry(OrtEnvironment.USE_ENV_ALLOCATORS, "1")) {
                 o.addCUDA(0);
                 try (OrtSession s = env.createSession(IoBindingCpuTest.model("matmul_chain.onnx"), o);
@@ -273,7 +275,7 @@ class IoBindingGpuTest {
                         OrtIoBinding b = s.createIoBinding()) {
                     b.bindInput("x", hx).bindOutput("y", cuda);
                     s.run(b);
-                    try (OrtSession.Result r = b.getOutputs(); OrtSession.Result plain = s.run(Map.of("x", hx))) {
+                    try (Result r = b.getOutputs(); Result plain = s.run(Map.of("x", hx))) {
                         assertArrayEquals(plain.tensor("y").getFloatArray(), floats(r.tensor("y")), 1e-5f);
                     }
                     System.out.println("JavaAllocator (cuda) with a CUDA session: " + ja.counters());
