@@ -14,6 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.pvn3d.ort.cuda.DeviceBuffer;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -55,6 +57,7 @@ public final class JavaAllocator implements AutoCloseable {
     private final int cudaDevice; // -1 for host memory
     private final Arena nativeParts = Arena.ofShared();
     private final OrtMemoryInfo info;
+    private final MemorySegment infoHandle; // what the Info upcall returns: info is kept as long as the struct
     private final MemorySegment struct;
     private final Map<Long, Long> sizes = new ConcurrentHashMap<>();
     private final Map<Long, DeviceBuffer> deviceBlocks = new ConcurrentHashMap<>();
@@ -72,6 +75,9 @@ public final class JavaAllocator implements AutoCloseable {
         this.description = description;
         this.cudaDevice = cudaDevice;
         this.info = info;
+        try (Lease l = Handles.acquire(info)) {
+            this.infoHandle = l.handle();
+        }
         this.struct = nativeParts.allocate(org.pvn3d.ort.ffm.OrtAllocator.layout());
         // version 16: ORT reads no member beyond Info (Reserve and GetStats come with versions 18 and 23)
         org.pvn3d.ort.ffm.OrtAllocator.version(struct, OrtRuntime.API_VERSION);
@@ -184,7 +190,7 @@ public final class JavaAllocator implements AutoCloseable {
 
     private MemorySegment infoUpcall(MemorySegment self) {
         try {
-            return info.handle();
+            return infoHandle;
         } catch (Throwable t) {
             return MemorySegment.NULL;
         }

@@ -15,7 +15,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.HostMemory;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
 import org.pvn3d.ort.internal.Shapes;
@@ -374,8 +376,8 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
     }
 
     public String[] getStringArray() {
-        MemorySegment value = acquire();
-        try {
+        try (Lease use = acquire()) {
+            MemorySegment value = use.handle();
             if (info.getType() != OnnxTensorType.STRING) {
                 throw wrongType(OnnxTensorType.STRING);
             }
@@ -399,8 +401,6 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
                 }
             }
             return out;
-        } finally {
-            release();
         }
     }
 
@@ -421,6 +421,26 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
                 + " elements, not " + wanted);
     }
 
+    /**
+     * A use of this tensor for a run or a binding, whose failure names the tensor's role ({@code what},
+     * e.g. "input 'x'"); refuses a tensor whose caller-owned memory has been freed.
+     */
+    Lease acquireFor(String what) {
+        Lease use;
+        try {
+            use = acquire();
+        } catch (OrtException e) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, what + ": tensor is closed");
+        }
+        try {
+            checkUserData();
+            return use;
+        } catch (RuntimeException e) {
+            use.close();
+            throw e;
+        }
+    }
+
     /** Throws if the caller's segment behind this tensor has been freed (instead of reading freed memory). */
     void checkUserData() {
         if (userData != null && !userData.scope().isAlive()) {
@@ -439,14 +459,18 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
      */
     public static OnnxTensor createTensor(org.pvn3d.ort.cuda.CudaBuffer buffer, OnnxTensorType type, long... shape) {
         long bytes = checkWrappable(type, shape, buffer.byteSize());
-        org.pvn3d.ort.cuda.CudaBuffer.Claim claim = buffer.claim();
+        AutoCloseable claim = buffer.claim();
         try (OrtMemoryInfo mi = buffer.memoryInfo()) {
             MemorySegment p = MemorySegment.ofAddress(buffer.address());
             boolean host = buffer instanceof org.pvn3d.ort.cuda.PinnedBuffer;
             MemorySegment hostData = host ? ((org.pvn3d.ort.cuda.PinnedBuffer) buffer).segment().asSlice(0, bytes) : MemorySegment.NULL;
             return createOver(mi, p, bytes, type, shape, hostData, null, host ? 0 : p.address(), claim);
         } catch (RuntimeException e) {
-            claim.close();
+            try {
+                claim.close();
+            } catch (Exception ignored) {
+                // only ending a hold
+            }
             throw e;
         }
     }
@@ -480,17 +504,14 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot allocate a " + type + " tensor this way");
         }
         long count = checkShape(shape, -1, type);
-        AutoCloseable claim = allocator.claim();
+        Lease claim = Handles.retain(allocator);
         MemorySegment value = MemorySegment.NULL;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment a = allocator.acquireHandle();
-            try {
+            try (Lease a = Handles.acquire(allocator)) {
                 MemorySegment out = arena.allocate(ADDRESS);
-                Api.checkStatus(OrtApi.CreateTensorAsOrtValue.invoke(Api.Value.CreateTensorAsOrtValue, a,
+                Api.checkStatus(OrtApi.CreateTensorAsOrtValue.invoke(Api.Value.CreateTensorAsOrtValue, a.handle(),
                         arena.allocateFrom(JAVA_LONG, shape), shape.length, type.value(), out), "CreateTensorAsOrtValue");
                 value = out.get(ADDRESS, 0);
-            } finally {
-                allocator.releaseHandle();
             }
             MemorySegment dataOut = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.GetTensorMutableData.invoke(Api.Value.GetTensorMutableData, value, dataOut));
@@ -504,7 +525,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
             if (value.address() != 0) {
                 OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, value);
             }
-            closeQuietly(claim);
+            claim.close();
             throw e;
         }
     }
@@ -523,24 +544,13 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
 
     private static OnnxTensor createOver(OrtMemoryInfo mi, MemorySegment p, long bytes, OnnxTensorType type, long[] shape,
             MemorySegment hostData, MemorySegment user, long deviceAddress, AutoCloseable claim) {
-        MemorySegment info = mi.acquire();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease info = Handles.acquire(mi); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.checkStatus(OrtApi.CreateTensorWithDataAsOrtValue.invoke(Api.Value.CreateTensorWithDataAsOrtValue, info, p, bytes,
+            Api.checkStatus(OrtApi.CreateTensorWithDataAsOrtValue.invoke(Api.Value.CreateTensorWithDataAsOrtValue, info.handle(), p, bytes,
                     arena.allocateFrom(JAVA_LONG, shape), shape.length, type.value(), out),
                     "CreateTensorWithDataAsOrtValue(" + mi.getName() + ")");
             return new OnnxTensor(out.get(ADDRESS, 0), new TensorInfo(type, shape, blankNames(shape.length)), hostData,
                     null, user, deviceAddress, claim);
-        } finally {
-            mi.release();
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // only releasing a claim; nothing to report
         }
     }
 
@@ -561,13 +571,10 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
 
     /** Where the data lives ({@code GetTensorMemoryInfo}): a copy the caller closes. */
     public OrtMemoryInfo getMemoryInfo() {
-        MemorySegment value = acquire();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease value = acquire(); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.checkStatus(OrtApi.GetTensorMemoryInfo.invoke(Api.Value.GetTensorMemoryInfo, value, out));
+            Api.checkStatus(OrtApi.GetTensorMemoryInfo.invoke(Api.Value.GetTensorMemoryInfo, value.handle(), out));
             return OrtMemoryInfo.copyOf(out.get(ADDRESS, 0));
-        } finally {
-            release();
         }
     }
 
@@ -591,8 +598,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
 
     /** A copy of this tensor in host memory (a new tensor the caller owns), copied on {@code stream} and waited for. */
     public OnnxTensor toHost(org.pvn3d.ort.cuda.CudaStream stream) {
-        acquire();
-        try {
+        try (Lease use = acquire()) {
             if (info.getType() == OnnxTensorType.STRING) {
                 throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "string tensors live on the host only");
             }
@@ -609,15 +615,12 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
                 host.close();
                 throw e;
             }
-        } finally {
-            release();
         }
     }
 
     /** Copies {@code dst.byteSize()} bytes (at most the tensor's size) of this tensor into host memory {@code dst}. */
     public void copyToHost(MemorySegment dst, org.pvn3d.ort.cuda.CudaStream stream) {
-        acquire();
-        try {
+        try (Lease use = acquire()) {
             if (dst.byteSize() > byteCount()) {
                 throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the tensor holds " + byteCount() + " bytes, not " + dst.byteSize());
             }
@@ -627,15 +630,12 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
             } else {
                 org.pvn3d.ort.cuda.CudaCopy.deviceToHost(deviceAddress, dst, stream);
             }
-        } finally {
-            release();
         }
     }
 
     /** Overwrites this tensor's data (host or device) with all of {@code src}, which must be exactly the tensor's size. */
     public void copyFromHost(MemorySegment src, org.pvn3d.ort.cuda.CudaStream stream) {
-        acquire();
-        try {
+        try (Lease use = acquire()) {
             if (src.byteSize() != byteCount()) {
                 throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the tensor holds " + byteCount() + " bytes, not " + src.byteSize());
             }
@@ -648,8 +648,6 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
             } else {
                 org.pvn3d.ort.cuda.CudaCopy.hostToDevice(src, deviceAddress, stream);
             }
-        } finally {
-            release();
         }
     }
 

@@ -11,6 +11,9 @@ import java.util.List;
 import java.util.Map;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.LeaseGroup;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
 
@@ -72,23 +75,13 @@ public final class OrtIoBinding extends NativeObject {
      */
     public OrtIoBinding bindOutput(String name, OrtMemoryInfo device) {
         checkOutput(name);
-        session.acquire(); // first: a closed session must not leave this binding acquired
-        MemorySegment b;
-        try {
-            b = acquire();
-        } catch (RuntimeException e) {
-            session.release();
-            throw e;
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment info = device.acquire();
-            try {
-                Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b, arena.allocateFrom(name), info),
-                        "bind output '" + name + "' to " + device);
-            } finally {
-                device.release();
-            }
-            OrtMemoryInfo copy = OrtMemoryInfo.copyOf(info(device));
+        try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
+            held.add(Handles.acquire(session)); // first: a closed session is reported as such
+            MemorySegment b = held.add(acquire());
+            MemorySegment info = held.add(Handles.acquire(device));
+            Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b, arena.allocateFrom(name), info),
+                    "bind output '" + name + "' to " + device);
+            OrtMemoryInfo copy = OrtMemoryInfo.copyOf(info);
             OrtMemoryInfo old;
             synchronized (outputs) {
                 outputs.remove(name);
@@ -97,15 +90,8 @@ public final class OrtIoBinding extends NativeObject {
             if (old != null) {
                 old.close();
             }
-        } finally {
-            session.release();
-            release();
         }
         return this;
-    }
-
-    private static MemorySegment info(OrtMemoryInfo i) {
-        return i.handle();
     }
 
     /** Rebinds the outputs bound to a device so that the coming run allocates fresh ones (see the class comment). */
@@ -119,8 +105,10 @@ public final class OrtIoBinding extends NativeObject {
         }
         try (Arena arena = Arena.ofConfined()) {
             for (Map.Entry<String, OrtMemoryInfo> e : entries) {
-                Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b, arena.allocateFrom(e.getKey()),
-                        e.getValue().handle()), "rebind output '" + e.getKey() + "'");
+                try (Lease info = Handles.acquire(e.getValue())) {
+                    Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b,
+                            arena.allocateFrom(e.getKey()), info.handle()), "rebind output '" + e.getKey() + "'");
+                }
             }
         }
     }
@@ -136,30 +124,14 @@ public final class OrtIoBinding extends NativeObject {
         if (tensor == null) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, (input ? "input '" : "output '") + name + "': tensor is null");
         }
-        session.acquire(); // first: a closed session must not leave this binding acquired
-        MemorySegment b;
-        try {
-            b = acquire();
-        } catch (RuntimeException e) {
-            session.release();
-            throw e;
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment v;
-            try {
-                v = tensor.acquire();
-            } catch (OrtException e) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, (input ? "input '" : "output '") + name + "': tensor is closed");
-            }
-            try {
-                tensor.checkUserData();
-                MemorySegment cName = arena.allocateFrom(name);
-                Api.checkStatus(input ? OrtApi.BindInput.invoke(Api.IoBinding.BindInput, b, cName, v)
-                        : OrtApi.BindOutput.invoke(Api.IoBinding.BindOutput, b, cName, v),
-                        (input ? "bind input '" : "bind output '") + name + "'");
-            } finally {
-                tensor.release();
-            }
+        try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
+            held.add(Handles.acquire(session)); // first: a closed session is reported as such
+            MemorySegment b = held.add(acquire());
+            MemorySegment v = held.add(tensor.acquireFor((input ? "input '" : "output '") + name + "'"));
+            MemorySegment cName = arena.allocateFrom(name);
+            Api.checkStatus(input ? OrtApi.BindInput.invoke(Api.IoBinding.BindInput, b, cName, v)
+                    : OrtApi.BindOutput.invoke(Api.IoBinding.BindOutput, b, cName, v),
+                    (input ? "bind input '" : "bind output '") + name + "'");
             Map<String, OnnxTensor> m = input ? inputs : outputs;
             OrtMemoryInfo old = null;
             synchronized (outputs) {
@@ -173,60 +145,49 @@ public final class OrtIoBinding extends NativeObject {
             if (old != null) {
                 old.close();
             }
-        } finally {
-            session.release();
-            release();
         }
     }
 
     /** Unbinds every input ({@code ClearBoundInputs}). */
     public void clearBoundInputs() {
-        MemorySegment b = acquire();
-        try {
+        try (Lease use = acquire()) {
+            MemorySegment b = use.handle();
             OrtApi.ClearBoundInputs.invoke(Api.IoBinding.ClearBoundInputs, b);
             synchronized (inputs) {
                 inputs.clear();
             }
-        } finally {
-            release();
         }
     }
 
     /** Unbinds every output ({@code ClearBoundOutputs}), including the values of earlier runs. */
     public void clearBoundOutputs() {
-        MemorySegment b = acquire();
-        try {
+        try (Lease use = acquire()) {
+            MemorySegment b = use.handle();
             OrtApi.ClearBoundOutputs.invoke(Api.IoBinding.ClearBoundOutputs, b);
             closeDeviceOutputs();
-        } finally {
-            release();
         }
     }
 
     /** Waits until bound inputs are ready on their devices ({@code SynchronizeBoundInputs}). */
     public void synchronizeBoundInputs() {
-        MemorySegment b = acquire();
-        try {
+        try (Lease use = acquire()) {
+            MemorySegment b = use.handle();
             Api.checkStatus(OrtApi.SynchronizeBoundInputs.invoke(Api.IoBinding.SynchronizeBoundInputs, b), "SynchronizeBoundInputs");
-        } finally {
-            release();
         }
     }
 
     /** Waits until the outputs of the last run are complete ({@code SynchronizeBoundOutputs}). */
     public void synchronizeBoundOutputs() {
-        MemorySegment b = acquire();
-        try {
+        try (Lease use = acquire()) {
+            MemorySegment b = use.handle();
             Api.checkStatus(OrtApi.SynchronizeBoundOutputs.invoke(Api.IoBinding.SynchronizeBoundOutputs, b), "SynchronizeBoundOutputs");
-        } finally {
-            release();
         }
     }
 
     /** Names of the bound outputs, in binding order ({@code GetBoundOutputNames}). */
     public List<String> getOutputNames() {
-        MemorySegment b = acquire();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
+            MemorySegment b = use.handle();
             MemorySegment bufOut = arena.allocate(ADDRESS);
             MemorySegment lensOut = arena.allocate(ADDRESS);
             MemorySegment countOut = arena.allocate(JAVA_LONG);
@@ -257,8 +218,6 @@ public final class OrtIoBinding extends NativeObject {
                 Memory.freeDefault(lens);
             }
             return names;
-        } finally {
-            release();
         }
     }
 
@@ -269,8 +228,8 @@ public final class OrtIoBinding extends NativeObject {
      */
     public Result getOutputs() {
         List<String> names = getOutputNames();
-        MemorySegment b = acquire();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
+            MemorySegment b = use.handle();
             MemorySegment valuesOut = arena.allocate(ADDRESS);
             MemorySegment countOut = arena.allocate(JAVA_LONG);
             Api.checkStatus(OrtApi.GetBoundOutputValues.invoke(Api.IoBinding.GetBoundOutputValues, b, Memory.DEFAULT_ALLOCATOR,
@@ -292,8 +251,6 @@ public final class OrtIoBinding extends NativeObject {
                         + names.size() + " names " + names);
             }
             return new Result(names, raw);
-        } finally {
-            release();
         }
     }
 
@@ -304,35 +261,27 @@ public final class OrtIoBinding extends NativeObject {
         }
     }
 
-    /** Acquires every bound Java tensor for a run; refuses a closed one. Returns what to release. */
-    List<NativeObject> acquireBound() {
-        List<NativeObject> held = new ArrayList<>();
-        try {
-            acquireAll(inputs, "input", held);
-            acquireAll(outputs, "output", held);
-        } catch (RuntimeException e) {
-            for (NativeObject o : held) {
-                o.release();
-            }
-            throw e;
-        }
-        return held;
+    /** Takes a use of every bound Java tensor for a run into {@code held}; refuses a closed one. */
+    void acquireBound(LeaseGroup held) {
+        acquireAll(inputs, "input", held);
+        acquireAll(outputs, "output", held);
     }
 
-    private static void acquireAll(Map<String, OnnxTensor> m, String what, List<NativeObject> held) {
+    private static void acquireAll(Map<String, OnnxTensor> m, String what, LeaseGroup held) {
         List<Map.Entry<String, OnnxTensor>> entries;
         synchronized (m) {
             entries = new ArrayList<>(m.entrySet());
         }
         for (Map.Entry<String, OnnxTensor> e : entries) {
             try {
-                e.getValue().acquire();
+                held.add(e.getValue().acquireFor("bound " + what + " '" + e.getKey() + "'"));
             } catch (OrtException x) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "bound " + what + " '" + e.getKey()
-                        + "' was closed; rebind it before running");
+                if (e.getValue().isClosed()) {
+                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "bound " + what + " '" + e.getKey()
+                            + "' was closed; rebind it before running");
+                }
+                throw x;
             }
-            held.add(e.getValue());
-            e.getValue().checkUserData();
         }
     }
 

@@ -7,6 +7,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -212,18 +214,10 @@ public final class OrtMemoryInfo extends NativeObject {
 
     /** Whether ORT considers both descriptions the same ({@code CompareMemoryInfo}). */
     public boolean sameAs(OrtMemoryInfo other) {
-        MemorySegment a = acquire();
-        try {
-            MemorySegment b = other.acquire();
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment out = arena.allocate(JAVA_INT);
-                Api.checkStatus(OrtApi.CompareMemoryInfo.invoke(Api.MemoryInfo.CompareMemoryInfo, a, b, out));
-                return out.get(JAVA_INT, 0) == 0;
-            } finally {
-                other.release();
-            }
-        } finally {
-            release();
+        try (Lease a = acquire(); Lease b = Handles.acquire(other); Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_INT);
+            Api.checkStatus(OrtApi.CompareMemoryInfo.invoke(Api.MemoryInfo.CompareMemoryInfo, a.handle(), b.handle(), out));
+            return out.get(JAVA_INT, 0) == 0;
         }
     }
 

@@ -16,6 +16,9 @@ import java.util.Map;
 import java.util.Set;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.LeaseGroup;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
 import org.pvn3d.ort.internal.SessionDependency;
@@ -30,7 +33,9 @@ import org.pvn3d.ort.internal.Shapes;
  */
 public final class OrtSession extends NativeObject {
     private final OrtEnvironment environment;
-    private final List<Object> keepAlive;
+    private final Lease environmentHold;
+    private final List<SessionDependency> dependencies;
+    private final List<AutoCloseable> dependencyHolds = new ArrayList<>();
     private final Arena names = Arena.ofShared();
     private final Map<String, NodeInfo> inputs;
     private final Map<String, NodeInfo> outputs;
@@ -39,16 +44,15 @@ public final class OrtSession extends NativeObject {
     private final MemorySegment[] inputNames;
     private final MemorySegment[] outputNames;
 
-    OrtSession(OrtEnvironment environment, Path modelPath, byte[] modelBytes, SessionOptions options) {
-        super("OrtSession", create(environment, modelPath, modelBytes, options));
+    private OrtSession(OrtEnvironment environment, Lease environmentHold, MemorySegment handle, SessionOptions options) {
+        super("OrtSession", handle);
         this.environment = environment;
-        this.keepAlive = options.dependencies();
-        for (Object d : keepAlive) {
-            if (d instanceof SessionDependency dep) {
-                dep.attach();
-            }
-        }
+        this.environmentHold = environmentHold;
+        this.dependencies = options.dependencies();
         try {
+            for (SessionDependency d : dependencies) {
+                dependencyHolds.add(d.attach());
+            }
             this.inputs = readNodes(true);
             this.outputs = readNodes(false);
         } catch (RuntimeException e) {
@@ -59,36 +63,39 @@ public final class OrtSession extends NativeObject {
         outputNames = cNames(outputs.keySet(), outputIndex);
     }
 
-    private static MemorySegment create(OrtEnvironment environment, Path modelPath, byte[] modelBytes,
-            SessionOptions options) {
-        MemorySegment env = environment.retain();
-        MemorySegment opts = options.acquire();
-        try (Arena arena = Arena.ofConfined()) {
+    /** Loads a model from a file or from memory; the session holds its environment until it is closed. */
+    static OrtSession create(OrtEnvironment environment, Path modelPath, byte[] modelBytes, SessionOptions options) {
+        Lease env = environment.retain();
+        try {
+            return new OrtSession(environment, env, load(env.handle(), modelPath, modelBytes, options), options);
+        } catch (RuntimeException e) {
+            env.close();
+            throw e;
+        }
+    }
+
+    private static MemorySegment load(MemorySegment env, Path modelPath, byte[] modelBytes, SessionOptions options) {
+        try (Lease opts = Handles.acquire(options); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             if (modelPath != null) {
                 if (!Files.isRegularFile(modelPath)) {
                     throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "model file " + modelPath + " does not exist");
                 }
                 Api.checkStatus(OrtApi.CreateSession.invoke(Api.Session.CreateSession, env,
-                        arena.allocateFrom(modelPath.toString()), opts, out), "cannot load model " + modelPath);
+                        arena.allocateFrom(modelPath.toString()), opts.handle(), out), "cannot load model " + modelPath);
             } else {
                 MemorySegment bytes = arena.allocate(Math.max(1, modelBytes.length));
                 MemorySegment.copy(MemorySegment.ofArray(modelBytes), 0, bytes, 0, modelBytes.length);
                 Api.checkStatus(OrtApi.CreateSessionFromArray.invoke(Api.Session.CreateSessionFromArray, env, bytes,
-                        modelBytes.length, opts, out), "cannot load model from " + modelBytes.length + " bytes");
+                        modelBytes.length, opts.handle(), out), "cannot load model from " + modelBytes.length + " bytes");
             }
             return out.get(ADDRESS, 0);
-        } catch (RuntimeException e) {
-            environment.unretain();
-            throw e;
-        } finally {
-            options.release();
         }
     }
 
     private Map<String, NodeInfo> readNodes(boolean input) {
-        MemorySegment session = handle();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
+            MemorySegment session = use.handle();
             MemorySegment countOut = arena.allocate(JAVA_LONG);
             Api.checkStatus(input
                     ? OrtApi.SessionGetInputCount.invoke(Api.Session.SessionGetInputCount, session, countOut)
@@ -198,10 +205,8 @@ public final class OrtSession extends NativeObject {
         if (nOut == 0) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "no outputs requested");
         }
-        List<NativeObject> held = new ArrayList<>(nIn + nOut + 1);
-        MemorySegment session = acquire();
-        held.add(this);
-        try (Arena arena = Arena.ofConfined()) {
+        try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
+            MemorySegment session = held.add(acquire());
             MemorySegment inNames = arena.allocate(ADDRESS, Math.max(1, nIn));
             MemorySegment inValues = arena.allocate(ADDRESS, Math.max(1, nIn));
             int i = 0;
@@ -215,7 +220,7 @@ public final class OrtSession extends NativeObject {
                 if (t == null) {
                     throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "input '" + e.getKey() + "' is null");
                 }
-                inValues.setAtIndex(ADDRESS, i, acquireValue(t, held, "input '" + e.getKey() + "'"));
+                inValues.setAtIndex(ADDRESS, i, held.add(t.acquireFor("input '" + e.getKey() + "'")));
                 inNames.setAtIndex(ADDRESS, i, inputNames[idx]);
                 i++;
             }
@@ -229,24 +234,16 @@ public final class OrtSession extends NativeObject {
                 }
                 outNamesC.setAtIndex(ADDRESS, o, outputNames[idx]);
                 outValues.setAtIndex(ADDRESS, o, preallocated[o] == null ? MemorySegment.NULL
-                        : acquireValue(preallocated[o], held, "output '" + outNames.get(o) + "'"));
+                        : held.add(preallocated[o].acquireFor("output '" + outNames.get(o) + "'")));
             }
-            MemorySegment runOptions = MemorySegment.NULL;
-            if (options != null) {
-                runOptions = options.acquire();
-                held.add(options);
-            }
+            MemorySegment runOptions = options == null ? MemorySegment.NULL : held.add(Handles.acquire(options));
             Api.checkStatus(OrtApi.Run.invoke(Api.Session.Run, session, runOptions, inNames, inValues, nIn, outNamesC, nOut, outValues));
             MemorySegment[] result = new MemorySegment[nOut];
             for (int o = 0; o < nOut; o++) {
                 result[o] = outValues.getAtIndex(ADDRESS, o);
             }
             try {
-                for (Object d : keepAlive) {
-                    if (d instanceof SessionDependency dep) {
-                        dep.afterRun();
-                    }
-                }
+                afterRun();
             } catch (RuntimeException e) {
                 for (int o = 0; o < nOut; o++) {
                     if (preallocated[o] == null && result[o].address() != 0) {
@@ -256,36 +253,23 @@ public final class OrtSession extends NativeObject {
                 throw e;
             }
             return result;
-        } finally {
-            for (NativeObject o : held) {
-                o.release();
-            }
         }
     }
 
-    private static MemorySegment acquireValue(OnnxTensor t, List<NativeObject> held, String what) {
-        MemorySegment h;
-        try {
-            h = t.acquire();
-        } catch (OrtException e) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, what + ": tensor is closed");
+    /** Lets what the session depends on fail a run that succeeded (custom kernels' deferred device errors). */
+    private void afterRun() {
+        for (SessionDependency d : dependencies) {
+            d.afterRun();
         }
-        held.add(t);
-        t.checkUserData();
-        return h;
     }
-
-    // ---- IO binding and session allocators (issue 5) ----
 
     /** A new IO binding for this session ({@code CreateIoBinding}); the caller closes it. */
     public OrtIoBinding createIoBinding() {
-        MemorySegment session = acquire();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease session = acquire(); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.checkStatus(OrtApi.CreateIoBinding.invoke(Api.IoBinding.CreateIoBinding, session, out), "CreateIoBinding");
+            Api.checkStatus(OrtApi.CreateIoBinding.invoke(Api.IoBinding.CreateIoBinding, session.handle(), out),
+                    "CreateIoBinding");
             return new OrtIoBinding(this, out.get(ADDRESS, 0));
-        } finally {
-            release();
         }
     }
 
@@ -302,30 +286,15 @@ public final class OrtSession extends NativeObject {
         if (binding.getSession() != this) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the IO binding belongs to another session");
         }
-        MemorySegment session = acquire();
-        List<NativeObject> held = new ArrayList<>();
-        held.add(this);
-        try {
-            MemorySegment b = binding.acquire();
-            held.add(binding);
-            held.addAll(binding.acquireBound());
+        try (LeaseGroup held = new LeaseGroup()) {
+            MemorySegment session = held.add(acquire());
+            MemorySegment b = held.add(Handles.acquire(binding));
+            binding.acquireBound(held);
             binding.rebindDeviceOutputs(b);
-            MemorySegment runOptions = MemorySegment.NULL;
-            if (options != null) {
-                runOptions = options.acquire();
-                held.add(options);
-            }
+            MemorySegment runOptions = options == null ? MemorySegment.NULL : held.add(Handles.acquire(options));
             Api.checkStatus(OrtApi.RunWithBinding.invoke(Api.IoBinding.RunWithBinding, session, runOptions, b),
                     "run with IO binding");
-            for (Object d : keepAlive) {
-                if (d instanceof SessionDependency dep) {
-                    dep.afterRun();
-                }
-            }
-        } finally {
-            for (NativeObject o : held) {
-                o.release();
-            }
+            afterRun();
         }
     }
 
@@ -335,33 +304,21 @@ public final class OrtSession extends NativeObject {
      * it stays usable after the session closes (see {@link OrtAllocator}).
      */
     public OrtAllocator getAllocator(OrtMemoryInfo info) {
-        MemorySegment session = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment i = info.acquire();
-            try {
-                MemorySegment out = arena.allocate(ADDRESS);
-                Api.checkStatus(OrtApi.CreateAllocator.invoke(Api.Allocator.CreateAllocator, session, i, out),
-                        "no allocator for " + info + " in this session");
-                return new OrtAllocator(out.get(ADDRESS, 0));
-            } finally {
-                info.release();
-            }
-        } finally {
-            release();
+        try (Lease session = acquire(); Lease i = Handles.acquire(info); Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.checkStatus(OrtApi.CreateAllocator.invoke(Api.Allocator.CreateAllocator, session.handle(), i.handle(), out),
+                    "no allocator for " + info + " in this session");
+            return new OrtAllocator(out.get(ADDRESS, 0));
         }
     }
 
-    // ---- end of the IO binding block ----
-
     /** Ends ORT profiling (enabled in the options) and returns the profile file's name. */
     public String endProfiling() {
-        MemorySegment session = acquire();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease session = acquire(); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.checkStatus(OrtApi.SessionEndProfiling.invoke(Api.Session.SessionEndProfiling, session, Memory.DEFAULT_ALLOCATOR, out));
+            Api.checkStatus(OrtApi.SessionEndProfiling.invoke(Api.Session.SessionEndProfiling, session.handle(),
+                    Memory.DEFAULT_ALLOCATOR, out));
             return Memory.takeString(out.get(ADDRESS, 0));
-        } finally {
-            release();
         }
     }
 
@@ -373,13 +330,15 @@ public final class OrtSession extends NativeObject {
     @Override
     protected void afterClose() {
         names.close();
-        for (Object d : keepAlive) {
-            if (d instanceof SessionDependency dep) {
-                dep.detach();
+        for (AutoCloseable hold : dependencyHolds) {
+            try {
+                hold.close();
+            } catch (Exception e) {
+                throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "releasing " + hold + ": " + e, e);
             }
         }
-        keepAlive.clear();
-        environment.unretain();
+        dependencyHolds.clear();
+        environmentHold.close();
     }
 
     /** Reads a model file's bytes (a convenience for {@link OrtEnvironment#createSession(byte[])}). */

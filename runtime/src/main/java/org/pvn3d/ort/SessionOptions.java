@@ -8,7 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
+import org.pvn3d.ort.internal.SessionDependency;
 
 /**
  * Options for creating a session ({@code OrtSessionOptions}). Setters return {@code this}. A session
@@ -60,103 +62,97 @@ public final class SessionOptions extends NativeObject {
     }
 
     public SessionOptions setOptimizationLevel(OptLevel level) {
-        Api.checkStatus(OrtApi.SetSessionGraphOptimizationLevel.invoke(Api.Options.SetSessionGraphOptimizationLevel, handle(), level.value()));
-        return this;
+        return apply(null, (o, a) -> OrtApi.SetSessionGraphOptimizationLevel.invoke(
+                Api.Options.SetSessionGraphOptimizationLevel, o, level.value()));
     }
 
     /** Threads for parallelism inside an operator; 0 lets ORT choose. */
     public SessionOptions setIntraOpNumThreads(int threads) {
-        Api.checkStatus(OrtApi.SetIntraOpNumThreads.invoke(Api.Options.SetIntraOpNumThreads, handle(), threads));
-        return this;
+        return apply(null, (o, a) -> OrtApi.SetIntraOpNumThreads.invoke(Api.Options.SetIntraOpNumThreads, o, threads));
     }
 
     /** Threads for running independent operators at once (with {@link ExecutionMode#PARALLEL}). */
     public SessionOptions setInterOpNumThreads(int threads) {
-        Api.checkStatus(OrtApi.SetInterOpNumThreads.invoke(Api.Options.SetInterOpNumThreads, handle(), threads));
-        return this;
+        return apply(null, (o, a) -> OrtApi.SetInterOpNumThreads.invoke(Api.Options.SetInterOpNumThreads, o, threads));
     }
 
     public SessionOptions setExecutionMode(ExecutionMode mode) {
-        Api.checkStatus(OrtApi.SetSessionExecutionMode.invoke(Api.Options.SetSessionExecutionMode, handle(), mode.value()));
-        return this;
+        return apply(null, (o, a) -> OrtApi.SetSessionExecutionMode.invoke(Api.Options.SetSessionExecutionMode, o,
+                mode.value()));
     }
 
     /** ORT's memory pattern optimisation (pre-planned buffers for repeated shapes). */
     public SessionOptions setMemoryPatternOptimization(boolean enable) {
-        Api.checkStatus(enable ? OrtApi.EnableMemPattern.invoke(Api.Options.EnableMemPattern, handle())
-                : OrtApi.DisableMemPattern.invoke(Api.Options.DisableMemPattern, handle()));
-        return this;
+        return apply(null, (o, a) -> enable ? OrtApi.EnableMemPattern.invoke(Api.Options.EnableMemPattern, o)
+                : OrtApi.DisableMemPattern.invoke(Api.Options.DisableMemPattern, o));
     }
 
     /** ORT's CPU arena allocator. */
     public SessionOptions setCPUArenaAllocator(boolean enable) {
-        Api.checkStatus(enable ? OrtApi.EnableCpuMemArena.invoke(Api.Options.EnableCpuMemArena, handle())
-                : OrtApi.DisableCpuMemArena.invoke(Api.Options.DisableCpuMemArena, handle()));
-        return this;
+        return apply(null, (o, a) -> enable ? OrtApi.EnableCpuMemArena.invoke(Api.Options.EnableCpuMemArena, o)
+                : OrtApi.DisableCpuMemArena.invoke(Api.Options.DisableCpuMemArena, o));
     }
 
     /** Writes an ORT profile (JSON, chrome://tracing format) to files starting with {@code prefix}. */
     public SessionOptions enableProfiling(String prefix) {
-        try (Arena arena = Arena.ofConfined()) {
-            Api.checkStatus(OrtApi.EnableProfiling.invoke(Api.Options.EnableProfiling, handle(), arena.allocateFrom(prefix)));
-        }
-        return this;
+        return apply(null, (o, a) -> OrtApi.EnableProfiling.invoke(Api.Options.EnableProfiling, o, a.allocateFrom(prefix)));
     }
 
     public SessionOptions disableProfiling() {
-        Api.checkStatus(OrtApi.DisableProfiling.invoke(Api.Options.DisableProfiling, handle()));
-        return this;
+        return apply(null, (o, a) -> OrtApi.DisableProfiling.invoke(Api.Options.DisableProfiling, o));
     }
 
     /** Fixes a symbolic dimension by its name (e.g. "batch" = 1), letting ORT plan for it. */
     public SessionOptions addFreeDimensionOverrideByName(String dimensionName, long value) {
-        try (Arena arena = Arena.ofConfined()) {
-            Api.checkStatus(OrtApi.AddFreeDimensionOverrideByName.invoke(Api.Options.AddFreeDimensionOverrideByName, handle(),
-                    arena.allocateFrom(dimensionName), value));
-        }
-        return this;
+        return apply(null, (o, a) -> OrtApi.AddFreeDimensionOverrideByName.invoke(
+                Api.Options.AddFreeDimensionOverrideByName, o, a.allocateFrom(dimensionName), value));
     }
 
     /** Fixes a dimension by its denotation (e.g. "DATA_BATCH"). */
     public SessionOptions addFreeDimensionOverride(String denotation, long value) {
-        try (Arena arena = Arena.ofConfined()) {
-            Api.checkStatus(OrtApi.AddFreeDimensionOverride.invoke(Api.Options.AddFreeDimensionOverride, handle(),
-                    arena.allocateFrom(denotation), value));
-        }
-        return this;
+        return apply(null, (o, a) -> OrtApi.AddFreeDimensionOverride.invoke(Api.Options.AddFreeDimensionOverride, o,
+                a.allocateFrom(denotation), value));
     }
 
     /** A session configuration entry (see ORT's onnxruntime_session_options_config_keys.h). */
     public SessionOptions addConfigEntry(String key, String value) {
-        try (Arena arena = Arena.ofConfined()) {
-            Api.checkStatus(OrtApi.AddSessionConfigEntry.invoke(Api.Options.AddSessionConfigEntry, handle(),
-                    arena.allocateFrom(key), arena.allocateFrom(value)), "config entry " + key);
-        }
-        return this;
+        return apply("config entry " + key, (o, a) -> OrtApi.AddSessionConfigEntry.invoke(
+                Api.Options.AddSessionConfigEntry, o, a.allocateFrom(key), a.allocateFrom(value)));
     }
 
     public SessionOptions setSessionLogLevel(OrtLoggingLevel level) {
-        Api.checkStatus(OrtApi.SetSessionLogSeverityLevel.invoke(Api.Options.SetSessionLogSeverityLevel, handle(), level.value()));
-        return this;
+        return apply(null, (o, a) -> OrtApi.SetSessionLogSeverityLevel.invoke(Api.Options.SetSessionLogSeverityLevel, o,
+                level.value()));
     }
 
     public SessionOptions setSessionLogVerbosityLevel(int level) {
-        Api.checkStatus(OrtApi.SetSessionLogVerbosityLevel.invoke(Api.Options.SetSessionLogVerbosityLevel, handle(), level));
-        return this;
+        return apply(null, (o, a) -> OrtApi.SetSessionLogVerbosityLevel.invoke(Api.Options.SetSessionLogVerbosityLevel,
+                o, level));
     }
 
     public SessionOptions setLogId(String id) {
-        try (Arena arena = Arena.ofConfined()) {
-            Api.checkStatus(OrtApi.SetSessionLogId.invoke(Api.Options.SetSessionLogId, handle(), arena.allocateFrom(id)));
-        }
-        return this;
+        return apply(null, (o, a) -> OrtApi.SetSessionLogId.invoke(Api.Options.SetSessionLogId, o, a.allocateFrom(id)));
     }
 
     /** Saves the optimised graph to {@code path} when a session is created. */
     public SessionOptions setOptimizedModelFilePath(String path) {
-        try (Arena arena = Arena.ofConfined()) {
-            Api.checkStatus(OrtApi.SetOptimizedModelFilePath.invoke(Api.Options.SetOptimizedModelFilePath, handle(),
-                    arena.allocateFrom(path)));
+        return apply(null, (o, a) -> OrtApi.SetOptimizedModelFilePath.invoke(Api.Options.SetOptimizedModelFilePath, o,
+                a.allocateFrom(path)));
+    }
+
+    /** One ORT call on the native options: {@code (options, arena for its strings) -> OrtStatus*}. */
+    @FunctionalInterface
+    private interface Setting {
+        MemorySegment apply(MemorySegment options, Arena arena);
+    }
+
+    /**
+     * Makes one ORT call on the native options, held open for the call (a close from another thread
+     * waits for it), and checks its status; {@code context} (may be null) goes in front of ORT's message.
+     */
+    private SessionOptions apply(String context, Setting setting) {
+        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
+            Api.checkStatus(setting.apply(use.handle(), arena), context);
         }
         return this;
     }
@@ -172,9 +168,15 @@ public final class SessionOptions extends NativeObject {
         }
     }
 
-    List<Object> dependencies() {
+    List<SessionDependency> dependencies() {
         synchronized (dependencies) {
-            return new ArrayList<>(dependencies);
+            List<SessionDependency> out = new ArrayList<>();
+            for (Object d : dependencies) {
+                if (d instanceof SessionDependency dep) {
+                    out.add(dep);
+                }
+            }
+            return out;
         }
     }
 

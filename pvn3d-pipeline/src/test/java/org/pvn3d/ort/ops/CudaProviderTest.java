@@ -12,10 +12,10 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.Assumptions;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtRuntime;
@@ -110,14 +110,14 @@ class CudaProviderTest {
         long ortStream = Pvn3dOps.lastCudaStream();
         assertTrue(Pvn3dOps.cudaLaunchCount() > before, "the PVN3D kernels launched on CUDA");
         try (CudaStream mine = CudaStream.create(); SessionOptions o = new SessionOptions()) {
-            o.addCUDA(cudaOptions().setUserComputeStream(mine.handle()));
+            o.addCUDA(cudaOptions().setUserComputeStream(mine));
             long launches = Pvn3dOps.cudaLaunchCount();
             run(o);
             System.out.printf("CudaProviderTest: ORT's own compute stream 0x%x; with user_compute_stream the kernels"
                     + " ran on 0x%x, the stream Java created (0x%x), %d launches%n", ortStream,
-                    Pvn3dOps.lastCudaStream(), mine.handle().address(), Pvn3dOps.cudaLaunchCount() - launches);
-            assertEquals(mine.handle().address(), Pvn3dOps.lastCudaStream(), "ORT handed the kernels the caller's stream");
-            assertNotEquals(ortStream, mine.handle().address());
+                    Pvn3dOps.lastCudaStream(), mine.address(), Pvn3dOps.cudaLaunchCount() - launches);
+            assertEquals(mine.address(), Pvn3dOps.lastCudaStream(), "ORT handed the kernels the caller's stream");
+            assertNotEquals(ortStream, mine.address());
             mine.synchronize();
         }
     }

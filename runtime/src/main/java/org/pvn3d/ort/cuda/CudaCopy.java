@@ -2,6 +2,7 @@ package org.pvn3d.ort.cuda;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.internal.Lease;
 
 /**
  * Copies between host memory and a raw device address (e.g. the memory behind a device tensor that
@@ -15,14 +16,10 @@ public final class CudaCopy {
     public static void deviceToHost(long src, MemorySegment dst, CudaStream stream) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment staged = dst.isNative() ? dst : arena.allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize());
-            MemorySegment s = stream == null ? MemorySegment.NULL : stream.acquire();
-            try {
+            try (Lease use = CudaStream.use(stream)) {
+                MemorySegment s = CudaStream.handleOf(use);
                 DeviceApi.check((int) DeviceApi.functions().D2H_ASYNC.invokeExact(staged, MemorySegment.ofAddress(src), dst.byteSize(), s));
                 DeviceApi.check((int) DeviceApi.functions().STREAM_SYNCHRONIZE.invokeExact(s));
-            } finally {
-                if (stream != null) {
-                    stream.release();
-                }
             }
             if (staged != dst) {
                 dst.copyFrom(staged);
@@ -36,14 +33,10 @@ public final class CudaCopy {
     public static void hostToDevice(MemorySegment src, long dst, CudaStream stream) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment staged = src.isNative() ? src : arena.allocate(Math.max(1, src.byteSize()), 64).asSlice(0, src.byteSize()).copyFrom(src);
-            MemorySegment s = stream == null ? MemorySegment.NULL : stream.acquire();
-            try {
+            try (Lease use = CudaStream.use(stream)) {
+                MemorySegment s = CudaStream.handleOf(use);
                 DeviceApi.check((int) DeviceApi.functions().H2D_ASYNC.invokeExact(MemorySegment.ofAddress(dst), staged, src.byteSize(), s));
                 DeviceApi.check((int) DeviceApi.functions().STREAM_SYNCHRONIZE.invokeExact(s));
-            } finally {
-                if (stream != null) {
-                    stream.release();
-                }
             }
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);

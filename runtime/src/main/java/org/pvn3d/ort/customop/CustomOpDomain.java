@@ -8,6 +8,8 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.SessionDependency;
 
 /**
@@ -15,12 +17,12 @@ import org.pvn3d.ort.internal.SessionDependency;
  * ORT's native structures at construction and added to session options with {@link #registerOn}.
  *
  * <p><b>Lifetime.</b> ORT calls into the operator structs and upcall stubs for as long as any
- * session created with them exists, so the native memory must outlive every such session. The
- * native memory is held by claims: the owner's (until {@link #close()}), one per options object the
- * domain was registered on (a lease in the options' {@code keepAlive} list, dropped when the options
- * are closed), and one per session created from such options (taken at creation, dropped when the
- * session is closed). The last claim dropped releases everything, so closing this domain early is
- * always safe. A lease or domain that is dropped without being closed is noticed by a {@link Cleaner}.
+ * session created with them exists, so the native memory must outlive every such session. This
+ * domain owns it until {@link #close()}; every options object the domain was registered on holds it
+ * until the options are closed, and every session created from such options until the session is
+ * closed. Whichever of them ends last releases everything, so closing this domain early is always
+ * safe. A domain or an options' hold that is dropped without being closed is noticed by a
+ * {@link Cleaner}.
  *
  * <p>After each successful run of such a session, the kernels' deferred errors (a CUDA kernel's bad
  * index, known only once the device work finished) are checked and fail that run.
@@ -31,8 +33,7 @@ public final class CustomOpDomain implements AutoCloseable {
     private final String name;
     private final List<CustomOp> ops;
     private final DomainState state;
-    private final Cleaner.Cleanable ownerClaim;
-    private volatile boolean closed;
+    private final Cleaner.Cleanable owner;
 
     public CustomOpDomain(String name, List<CustomOp> ops) {
         this.name = Objects.requireNonNull(name, "domain name");
@@ -42,7 +43,7 @@ public final class CustomOpDomain implements AutoCloseable {
         }
         this.state = new DomainState(name, this.ops);
         // the action captures the state, never this object, so this object can become unreachable
-        this.ownerClaim = CLEANER.register(this, state::drop);
+        this.owner = CLEANER.register(this, state::close);
     }
 
     public static CustomOpDomain of(String name, CustomOp... ops) {
@@ -63,27 +64,15 @@ public final class CustomOpDomain implements AutoCloseable {
      * session created from them, keep the native structures alive.
      */
     public void registerOn(SessionOptions options) {
-        if (closed) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "custom-op domain " + name + " is closed");
-        }
-        state.claim();
-        Lease lease = new Lease(state); // from here on, the claim is dropped exactly once
-        var opts = options.acquire();
-        try {
-            var domainHandle = state.acquire();
-            try {
-                Api.checkStatus(OrtApi.AddCustomOpDomain.invoke(Api.Options.AddCustomOpDomain, opts, domainHandle),
-                        "registering custom-op domain " + name);
-            } finally {
-                state.release();
-            }
+        Hold hold = new Hold(state);
+        try (Lease opts = Handles.acquire(options); Lease domain = state.use()) {
+            Api.checkStatus(OrtApi.AddCustomOpDomain.invoke(Api.Options.AddCustomOpDomain, opts.handle(), domain.handle()),
+                    "registering custom-op domain " + name);
         } catch (RuntimeException e) {
-            lease.close();
+            hold.close();
             throw e;
-        } finally {
-            options.release();
         }
-        options.keepAlive(lease);
+        options.keepAlive(hold);
     }
 
     /**
@@ -102,34 +91,34 @@ public final class CustomOpDomain implements AutoCloseable {
 
     /** True once the native structures have been released (no owner and no session left). */
     public boolean isReleased() {
-        return state.isClosed();
+        return state.released();
     }
 
-    /** Gives up the owner's claim; the native structures go once no session or options use them. */
+    /** Gives up the owner's reference; the native structures go once no session or options hold them. */
     @Override
     public void close() {
-        if (!closed) {
-            closed = true;
-            ownerClaim.clean();
-        }
+        owner.clean();
     }
 
     @Override
     public String toString() {
-        return "CustomOpDomain(" + name + ", " + ops.size() + " operators" + (state.isClosed() ? ", released" : "") + ")";
+        return "CustomOpDomain(" + name + ", " + ops.size() + " operators" + (state.released() ? ", released" : "") + ")";
     }
 
     /**
-     * What options and sessions keep alive. When it becomes unreachable the Cleaner drops its claim;
-     * {@link #close()} drops it at once (idempotent) for holders that close their dependencies.
+     * What options keep: a hold on the native structures, and the way their sessions take holds of
+     * their own and check the kernels after each run. When it becomes unreachable the Cleaner ends the
+     * hold; {@link #close()} ends it at once (idempotent) for holders that close their dependencies.
      */
-    static final class Lease implements AutoCloseable, SessionDependency {
+    static final class Hold implements AutoCloseable, SessionDependency {
         private final DomainState state;
         private final Cleaner.Cleanable cleanable;
 
-        private Lease(DomainState state) {
+        Hold(DomainState state) {
             this.state = state;
-            this.cleanable = CLEANER.register(this, state::drop);
+            Lease lease = state.hold();
+            // the action captures the lease, never this object, so this object can become unreachable
+            this.cleanable = CLEANER.register(this, lease::close);
         }
 
         @Override
@@ -137,15 +126,10 @@ public final class CustomOpDomain implements AutoCloseable {
             cleanable.clean();
         }
 
-        /** Each session created from the options holds a claim of its own until it is closed. */
+        /** Each session created from the options holds the domain until it is closed. */
         @Override
-        public void attach() {
-            state.claim();
-        }
-
-        @Override
-        public void detach() {
-            state.drop();
+        public AutoCloseable attach() {
+            return state.holdForSession();
         }
 
         /** CUDA kernels' index errors are known once the run's device work is done: report them. */
@@ -156,7 +140,7 @@ public final class CustomOpDomain implements AutoCloseable {
 
         @Override
         public String toString() {
-            return "lease on custom-op domain " + state.name;
+            return "hold on custom-op domain " + state.name;
         }
     }
 }

@@ -11,8 +11,11 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.SessionOptions;
+import org.pvn3d.ort.cuda.CudaStream;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.Memory;
 
 /**
@@ -121,6 +124,14 @@ public final class OrtCUDAProviderOptions {
     }
 
     /**
+     * Runs the sessions on {@code stream}, a stream Java created; the caller keeps it open while any
+     * such session exists.
+     */
+    public OrtCUDAProviderOptions setUserComputeStream(CudaStream stream) {
+        return setUserComputeStream(MemorySegment.ofAddress(stream.address()));
+    }
+
+    /**
      * Any other string option ORT's CUDA provider knows (e.g. "enable_cuda_graph" = "1",
      * "cudnn_conv_use_max_workspace" = "1"); ORT checks keys and values when the provider is added.
      */
@@ -153,13 +164,10 @@ public final class OrtCUDAProviderOptions {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cuda = create(arena);
             try {
-                MemorySegment handle = sessionOptions.acquire();
-                try {
+                try (Lease handle = Handles.acquire(sessionOptions)) {
                     Api.checkStatus(OrtApi.SessionOptionsAppendExecutionProvider_CUDA_V2.invoke(
-                            Api.Cuda.SessionOptionsAppendExecutionProvider_CUDA_V2, handle, cuda),
+                            Api.Cuda.SessionOptionsAppendExecutionProvider_CUDA_V2, handle.handle(), cuda),
                             "cannot add the CUDA execution provider");
-                } finally {
-                    sessionOptions.release();
                 }
             } finally {
                 OrtApi.ReleaseCUDAProviderOptions.invoke(Api.Cuda.ReleaseCUDAProviderOptions, cuda);
