@@ -21,7 +21,6 @@ import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.LeaseGroup;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
-import org.pvn3d.ort.internal.SessionDependency;
 import org.pvn3d.ort.internal.Shapes;
 
 /**
@@ -34,8 +33,8 @@ import org.pvn3d.ort.internal.Shapes;
 public final class OrtSession extends NativeObject {
     private final OrtEnvironment environment;
     private final Lease environmentHold;
-    private final List<SessionDependency> dependencies;
-    private final List<AutoCloseable> dependencyHolds = new ArrayList<>();
+    private final List<OrtCustomOpDomain> domains;
+    private final List<AutoCloseable> domainHolds = new ArrayList<>();
     private final Arena names = Arena.ofShared();
     private final Map<String, NodeInfo> inputs;
     private final Map<String, NodeInfo> outputs;
@@ -48,10 +47,10 @@ public final class OrtSession extends NativeObject {
         super("OrtSession", handle);
         this.environment = environment;
         this.environmentHold = environmentHold;
-        this.dependencies = options.dependencies();
+        this.domains = options.customOpDomains();
         try {
-            for (SessionDependency d : dependencies) {
-                dependencyHolds.add(d.attach());
+            for (OrtCustomOpDomain d : domains) {
+                domainHolds.add(d.holdForSession());
             }
             this.inputs = readNodes(true);
             this.outputs = readNodes(false);
@@ -256,9 +255,9 @@ public final class OrtSession extends NativeObject {
         }
     }
 
-    /** Lets what the session depends on fail a run that succeeded (custom kernels' deferred device errors). */
+    /** Lets the custom-op domains fail a run that succeeded (their kernels' deferred device errors). */
     private void afterRun() {
-        for (SessionDependency d : dependencies) {
+        for (OrtCustomOpDomain d : domains) {
             d.afterRun();
         }
     }
@@ -330,14 +329,14 @@ public final class OrtSession extends NativeObject {
     @Override
     protected void afterClose() {
         names.close();
-        for (AutoCloseable hold : dependencyHolds) {
+        for (AutoCloseable hold : domainHolds) {
             try {
                 hold.close();
             } catch (Exception e) {
                 throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "releasing " + hold + ": " + e, e);
             }
         }
-        dependencyHolds.clear();
+        domainHolds.clear();
         environmentHold.close();
     }
 

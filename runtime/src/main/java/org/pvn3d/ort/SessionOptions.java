@@ -10,11 +10,11 @@ import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
-import org.pvn3d.ort.internal.SessionDependency;
 
 /**
- * Options for creating a session ({@code OrtSessionOptions}). Setters return {@code this}. A session
- * takes what it needs from the options when it is created; they may be closed (or reused) after.
+ * Options for creating a session ({@code OrtSessionOptions}): settings, execution providers and
+ * custom operators. Setters return {@code this}. A session takes what it needs from the options when it
+ * is created (the custom-op domains included); they may be closed (or reused) after.
  */
 public final class SessionOptions extends NativeObject {
     /** Graph optimisation levels ({@code GraphOptimizationLevel}). */
@@ -47,7 +47,7 @@ public final class SessionOptions extends NativeObject {
         }
     }
 
-    private final List<Object> dependencies = new ArrayList<>();
+    private final List<AddedDomain> domains = new ArrayList<>();
 
     public SessionOptions() {
         super("OrtSessionOptions", createOptions());
@@ -158,73 +158,60 @@ public final class SessionOptions extends NativeObject {
     }
 
     /**
-     * Keeps {@code dependency} (e.g. a custom-operator domain and its upcall stubs) alive for as
-     * long as these options or any session created from them exist.
+     * Adds an execution provider with its settings ahead of ORT's CPU provider, for example
+     * {@code new OrtCUDAProviderOptions(0)}; providers added earlier are preferred.
      */
-    public void keepAlive(Object dependency) {
-        handle();
-        synchronized (dependencies) {
-            dependencies.add(dependency);
+    public SessionOptions addExecutionProvider(ExecutionProvider provider) {
+        try (Lease use = acquire()) {
+            provider.appendTo(use.handle());
         }
+        return this;
     }
-
-    List<SessionDependency> dependencies() {
-        synchronized (dependencies) {
-            List<SessionDependency> out = new ArrayList<>();
-            for (Object d : dependencies) {
-                if (d instanceof SessionDependency dep) {
-                    out.add(dep);
-                }
-            }
-            return out;
-        }
-    }
-
-    // ---- custom operators and the CUDA provider (issue 4, the custom-operator bridge) ----
 
     /**
      * Adds a custom-operator domain ({@code AddCustomOpDomain}); these options and every session
-     * created from them keep its native structures alive.
+     * created from them keep its native structures alive, so the domain may be closed at any time.
      */
-    public SessionOptions registerCustomOps(org.pvn3d.ort.customop.CustomOpDomain domain) {
-        domain.registerOn(this);
+    public SessionOptions registerCustomOps(OrtCustomOpDomain domain) {
+        AutoCloseable hold;
+        try (Lease use = acquire()) {
+            hold = domain.addTo(use.handle());
+        }
+        synchronized (domains) {
+            domains.add(new AddedDomain(domain, hold));
+        }
         return this;
     }
 
-    /** Adds ORT's CUDA execution provider with {@code cudaOptions} (ahead of the CPU provider). */
-    public SessionOptions addCUDA(org.pvn3d.ort.providers.OrtCUDAProviderOptions cudaOptions) {
-        cudaOptions.appendTo(this);
-        return this;
+    /** The custom-operator domains added so far, which each session created from these options holds. */
+    List<OrtCustomOpDomain> customOpDomains() {
+        synchronized (domains) {
+            return domains.stream().map(AddedDomain::domain).toList();
+        }
     }
-
-    /** Adds ORT's CUDA execution provider on {@code deviceId} with default settings. */
-    public SessionOptions addCUDA(int deviceId) {
-        return addCUDA(new org.pvn3d.ort.providers.OrtCUDAProviderOptions(deviceId));
-    }
-
-    // ---- end of the custom-operator bridge block ----
 
     @Override
     protected void releaseNative(MemorySegment handle) {
         OrtApi.ReleaseSessionOptions.invoke(Api.Options.ReleaseSessionOptions, handle);
     }
 
-    /** Drops what the options held for their sessions (each session holds its own claim). */
+    /** Drops the options' holds on their custom-op domains (each session holds its own). */
     @Override
     protected void afterClose() {
-        List<Object> held;
-        synchronized (dependencies) {
-            held = new ArrayList<>(dependencies);
-            dependencies.clear();
+        List<AddedDomain> added;
+        synchronized (domains) {
+            added = new ArrayList<>(domains);
+            domains.clear();
         }
-        for (Object d : held) {
-            if (d instanceof AutoCloseable c) {
-                try {
-                    c.close();
-                } catch (Exception e) {
-                    throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "closing " + d + ": " + e, e);
-                }
+        for (AddedDomain d : added) {
+            try {
+                d.hold().close();
+            } catch (Exception e) {
+                throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "releasing " + d.hold() + ": " + e, e);
             }
         }
     }
+
+    /** A domain these options added, and the hold by which they keep it alive. */
+    private record AddedDomain(OrtCustomOpDomain domain, AutoCloseable hold) {}
 }

@@ -28,12 +28,13 @@ import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * The same operators and sizes as {@link KernelBenchmark}, each as a one-node model (written by
  * benchmarks/scripts/make_bench_models.py, on the class path under /bench-models/) run through this
  * project's API with {@link Pvn3dOps#register} on ORT's CPU provider or its CUDA provider
- * ({@code addCUDA(0)}). Providers:
+ * ({@code addExecutionProvider(new OrtCUDAProviderOptions(0))}). Providers:
  * <ul>
  * <li>{@code cpu}: one {@code session.run} with host input tensors over the same data as the direct
  * benchmark and preallocated host outputs; compare with {@link KernelBenchmark}'s {@code cpu}.
@@ -106,7 +107,7 @@ public class OrtNodeBenchmark {
         options.setIntraOpNumThreads(1);
         domain = Pvn3dOps.register(options);
         if (cuda) {
-            options.addCUDA(0);
+            options.addExecutionProvider(new OrtCUDAProviderOptions(0));
         }
         session = OrtEnvironment.getEnvironment().createSession(model, options);
         if (onDevice) {

@@ -80,7 +80,7 @@ public final class Pvn3dOps {
      */
     public static CustomOpDomain register(SessionOptions options, CudaIndexCheck indexCheck) {
         CustomOpDomain domain = createDomain(indexCheck);
-        domain.registerOn(options);
+        options.registerCustomOps(domain);
         return domain;
     }
 

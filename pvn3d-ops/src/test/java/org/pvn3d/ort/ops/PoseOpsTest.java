@@ -24,6 +24,7 @@ import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.internal.NativeObject;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * The three pose operators (PVN3D_VoteAggregate, PVN3D_KabschSolver, PVN3D_PoseSolve) inside ORT
@@ -89,7 +90,7 @@ class PoseOpsTest {
     static OrtSession session(String model, boolean cuda, CudaIndexCheck check) {
         try (SessionOptions options = new SessionOptions()) {
             if (cuda) {
-                options.addCUDA(0);
+                options.addExecutionProvider(new OrtCUDAProviderOptions(0));
             }
             Pvn3dOps.register(options, check);
             return env.createSession(Pvn3dOpsTest.resource("pose/" + model), options);
@@ -651,7 +652,7 @@ class PoseOpsTest {
         // work, so the run fails too (as for the index flags), with the CPU kernel's message
         for (CudaIndexCheck check : List.of(CudaIndexCheck.SYNC, CudaIndexCheck.DEFERRED)) {
             try (SessionOptions options = new SessionOptions()) {
-                options.addCUDA(0);
+                options.addExecutionProvider(new OrtCUDAProviderOptions(0));
                 CustomOpDomain domain = Pvn3dOps.register(options, check);
                 try (OrtSession s = env.createSession(Pvn3dOpsTest.resource("pose/kabsch_solver.onnx"), options)) {
                     runFails(s, badKabsch, "PVN3D_KabschSolver", "input pred_kps", "non-finite", "flat position 31",

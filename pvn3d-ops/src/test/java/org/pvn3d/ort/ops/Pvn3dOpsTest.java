@@ -29,6 +29,7 @@ import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.internal.NativeObject;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * The six PVN3D operators inside ORT on the CPU provider, through the Java bridge: results against
@@ -328,7 +329,7 @@ class Pvn3dOpsTest {
                 "no CUDA device (or a CPU-only libpvn3d_ops): the CUDA provider runs are made on the GPU machine");
         for (Op op : ops().toList()) {
             try (SessionOptions options = new SessionOptions()) {
-                options.addCUDA(0);
+                options.addExecutionProvider(new OrtCUDAProviderOptions(0));
                 Pvn3dOps.register(options, CudaIndexCheck.SYNC);
                 try (OrtSession s = env.createSession(resource(op.snake() + ".onnx"), options)) {
                     for (int c = 1; c <= 2; c++) {
@@ -351,7 +352,7 @@ class Pvn3dOpsTest {
         bad.put("idx", new Pvt.Tensor("idx", bad.get("idx").shape(), null, idx));
         // SYNC: the run itself fails with the CPU kernel's message
         try (SessionOptions options = new SessionOptions()) {
-            options.addCUDA(0);
+            options.addExecutionProvider(new OrtCUDAProviderOptions(0));
             Pvn3dOps.register(options, CudaIndexCheck.SYNC);
             try (OrtSession s = env.createSession(resource("gather_points.onnx"), options)) {
                 runFails(s, bad, "PVN3D_GatherPoints", "input idx", "index 300", "flat position 5");
@@ -361,7 +362,7 @@ class Pvn3dOpsTest {
         // DEFERRED: the kernel does not wait for its launch; the session reports the flag once ORT's
         // run has finished its device work, so the run still fails with the same message
         try (SessionOptions options = new SessionOptions()) {
-            options.addCUDA(0);
+            options.addExecutionProvider(new OrtCUDAProviderOptions(0));
             CustomOpDomain domain = Pvn3dOps.register(options, CudaIndexCheck.DEFERRED);
             try (OrtSession s = env.createSession(resource("gather_points.onnx"), options)) {
                 runFails(s, bad, "PVN3D_GatherPoints", "input idx", "index 300", "flat position 5", "CUDA kernel");

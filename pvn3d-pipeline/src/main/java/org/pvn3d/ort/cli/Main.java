@@ -27,6 +27,7 @@ import org.pvn3d.ort.pipeline.ParityReport;
 import org.pvn3d.ort.pipeline.PoseOverlay;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 import org.pvn3d.ort.pipeline.Pvn3dSample;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * The command line. Its main job runs the tiny PVN3D model on its shipped sample end to end (network
@@ -241,7 +242,7 @@ public final class Main {
             }
             Pvn3dOps.register(options).close(); // the options and the session keep the domain alive
             if (o.cuda) {
-                options.addCUDA(o.device);
+                options.addExecutionProvider(new OrtCUDAProviderOptions(o.device));
             }
             long t0 = System.nanoTime();
             try (OrtSession session = env.createSession(model, options)) {

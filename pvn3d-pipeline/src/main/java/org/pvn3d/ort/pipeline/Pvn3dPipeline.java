@@ -20,6 +20,7 @@ import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * PVN3D end to end on ONNX Runtime: the network (with the PointNet++ custom operators) on the CPU or
@@ -172,7 +173,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
             dom = Pvn3dOps.register(opts);
             if (config.provider() == Provider.CUDA) {
                 // full fp32 (no TF32): the pipeline is also how parity with PyTorch is measured
-                opts.addCUDA(new org.pvn3d.ort.providers.OrtCUDAProviderOptions(config.device()).setUseTf32(false));
+                opts.addExecutionProvider(new OrtCUDAProviderOptions(config.device()).setUseTf32(false));
             }
             this.session = OrtEnvironment.getEnvironment().createSession(model, opts);
         } catch (RuntimeException e) {

@@ -73,7 +73,7 @@ class CudaProviderTest {
         try (SessionOptions o = new SessionOptions()) {
             o.enableProfiling(dir.resolve("cuda").toString());
             Pvn3dOps.register(o).close();
-            o.addCUDA(cudaOptions());
+            o.addExecutionProvider(cudaOptions());
             try (OrtSession s = OrtEnvironment.getEnvironment().createSession(model, o);
                     OnnxTensor xyz = sample.get("xyz").toTensor();
                     Result r = s.run(Map.of("xyz", xyz))) {
@@ -104,13 +104,13 @@ class CudaProviderTest {
     void kernelsRunOnOrtsStreamOrOnTheCallersStream() {
         long before = Pvn3dOps.cudaLaunchCount();
         try (SessionOptions o = new SessionOptions()) {
-            o.addCUDA(cudaOptions());
+            o.addExecutionProvider(cudaOptions());
             run(o);
         }
         long ortStream = Pvn3dOps.lastCudaStream();
         assertTrue(Pvn3dOps.cudaLaunchCount() > before, "the PVN3D kernels launched on CUDA");
         try (CudaStream mine = CudaStream.create(); SessionOptions o = new SessionOptions()) {
-            o.addCUDA(cudaOptions().setUserComputeStream(mine));
+            o.addExecutionProvider(cudaOptions().setUserComputeStream(mine));
             long launches = Pvn3dOps.cudaLaunchCount();
             run(o);
             System.out.printf("CudaProviderTest: ORT's own compute stream 0x%x; with user_compute_stream the kernels"

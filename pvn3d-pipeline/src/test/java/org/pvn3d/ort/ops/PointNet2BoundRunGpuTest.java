@@ -20,6 +20,7 @@ import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.CudaDevice;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.io.PvtFile;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * The PVN3D operators inside an IO-bound, device-resident run of the embedded PointNet++ model (GPU
@@ -53,7 +54,7 @@ class PointNet2BoundRunGpuTest {
         float[] xyzValues = xyz.floats();
         try (SessionOptions o = new SessionOptions()) {
             Pvn3dOps.register(o).close();
-            o.addCUDA(0);
+            o.addExecutionProvider(new OrtCUDAProviderOptions(0));
             try (OrtSession s = env.createSession(model, o);
                     OnnxTensor host = xyz.toTensor();
                     DeviceBuffer buf = DeviceBuffer.of(xyzValues);

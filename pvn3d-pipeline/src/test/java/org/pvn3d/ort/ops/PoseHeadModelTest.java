@@ -82,7 +82,7 @@ class PoseHeadModelTest {
     static Map<String, Object> run(boolean cuda) {
         try (SessionOptions options = new SessionOptions()) {
             if (cuda) {
-                options.addCUDA(CudaProviderTest.cudaOptions());
+                options.addExecutionProvider(CudaProviderTest.cudaOptions());
             }
             Pvn3dOps.register(options, CudaIndexCheck.SYNC);
             Map<String, OnnxTensor> feeds = new LinkedHashMap<>();

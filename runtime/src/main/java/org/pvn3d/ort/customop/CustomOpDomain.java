@@ -1,20 +1,19 @@
 package org.pvn3d.ort.customop;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.util.List;
 import java.util.Objects;
-import org.pvn3d.ort.OrtErrorCode;
-import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.OrtCustomOpDomain;
 import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.SessionDependency;
 
 /**
  * A set of custom operators under one ONNX domain name (e.g. {@code ai.onnx.contrib}), built into
- * ORT's native structures at construction and added to session options with {@link #registerOn}.
+ * ORT's native structures at construction and added to session options with
+ * {@link SessionOptions#registerCustomOps(org.pvn3d.ort.OrtCustomOpDomain)}.
  *
  * <p><b>Lifetime.</b> ORT calls into the operator structs and upcall stubs for as long as any
  * session created with them exists, so the native memory must outlive every such session. This
@@ -27,7 +26,7 @@ import org.pvn3d.ort.internal.SessionDependency;
  * <p>After each successful run of such a session, the kernels' deferred errors (a CUDA kernel's bad
  * index, known only once the device work finished) are checked and fail that run.
  */
-public final class CustomOpDomain implements AutoCloseable {
+public final class CustomOpDomain extends OrtCustomOpDomain implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
 
     private final String name;
@@ -51,6 +50,7 @@ public final class CustomOpDomain implements AutoCloseable {
     }
 
     /** The ONNX domain name. */
+    @Override
     public String name() {
         return name;
     }
@@ -60,19 +60,32 @@ public final class CustomOpDomain implements AutoCloseable {
     }
 
     /**
-     * Adds this domain to {@code options} ({@code AddCustomOpDomain}) and makes the options, and every
-     * session created from them, keep the native structures alive.
+     * Adds the native domain to session options ({@code AddCustomOpDomain}) and returns the options' hold
+     * on it (see {@link SessionOptions#registerCustomOps(org.pvn3d.ort.OrtCustomOpDomain)}).
      */
-    public void registerOn(SessionOptions options) {
+    @Override
+    protected AutoCloseable addTo(MemorySegment sessionOptions) {
         Hold hold = new Hold(state);
-        try (Lease opts = Handles.acquire(options); Lease domain = state.use()) {
-            Api.checkStatus(OrtApi.AddCustomOpDomain.invoke(Api.Options.AddCustomOpDomain, opts.handle(), domain.handle()),
+        try (Lease domain = state.use()) {
+            Api.checkStatus(OrtApi.AddCustomOpDomain.invoke(Api.Options.AddCustomOpDomain, sessionOptions, domain.handle()),
                     "registering custom-op domain " + name);
+            return hold;
         } catch (RuntimeException e) {
             hold.close();
             throw e;
         }
-        options.keepAlive(hold);
+    }
+
+    /** A session created from options that hold this domain holds it too, also after this domain closed. */
+    @Override
+    protected AutoCloseable holdForSession() {
+        return state.holdForSession();
+    }
+
+    /** CUDA kernels' index errors are known once the run's device work is done: report them. */
+    @Override
+    protected void afterRun() {
+        state.checkDeferredErrors();
     }
 
     /**
@@ -106,16 +119,15 @@ public final class CustomOpDomain implements AutoCloseable {
     }
 
     /**
-     * What options keep: a hold on the native structures, and the way their sessions take holds of
-     * their own and check the kernels after each run. When it becomes unreachable the Cleaner ends the
-     * hold; {@link #close()} ends it at once (idempotent) for holders that close their dependencies.
+     * What options keep: a hold on the native structures. When it becomes unreachable (options dropped
+     * without being closed) the Cleaner ends the hold; {@link #close()} ends it at once (idempotent).
      */
-    static final class Hold implements AutoCloseable, SessionDependency {
-        private final DomainState state;
+    private static final class Hold implements AutoCloseable {
+        private final String domain;
         private final Cleaner.Cleanable cleanable;
 
         Hold(DomainState state) {
-            this.state = state;
+            this.domain = state.name;
             Lease lease = state.hold();
             // the action captures the lease, never this object, so this object can become unreachable
             this.cleanable = CLEANER.register(this, lease::close);
@@ -126,21 +138,9 @@ public final class CustomOpDomain implements AutoCloseable {
             cleanable.clean();
         }
 
-        /** Each session created from the options holds the domain until it is closed. */
-        @Override
-        public AutoCloseable attach() {
-            return state.holdForSession();
-        }
-
-        /** CUDA kernels' index errors are known once the run's device work is done: report them. */
-        @Override
-        public void afterRun() {
-            state.checkDeferredErrors();
-        }
-
         @Override
         public String toString() {
-            return "hold on custom-op domain " + state.name;
+            return "hold on custom-op domain " + domain;
         }
     }
 }

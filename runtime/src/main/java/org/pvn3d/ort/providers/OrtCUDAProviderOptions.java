@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.pvn3d.ort.ExecutionProvider;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
@@ -14,14 +15,12 @@ import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.CudaStream;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.Handles;
-import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.Memory;
 
 /**
  * Settings of ORT's CUDA execution provider ({@code OrtCUDAProviderOptionsV2}), added to session
- * options with {@code SessionOptions.addCUDA}. Plain Java state: the native options are built,
- * applied and released inside {@link #appendTo}, so this object owns nothing native and needs no
+ * options with {@link SessionOptions#addExecutionProvider}. Plain Java state: the native options are
+ * built, applied and released when they are added, so this object owns nothing native and needs no
  * closing (unlike ORT's own Java class, whose native options outlive the call for no benefit).
  *
  * <p><b>Why the native options are built in one go.</b> On ORT 1.16 {@code UpdateCUDAProviderOptions}
@@ -37,7 +36,7 @@ import org.pvn3d.ort.internal.Memory;
  * runtime this library loads; it also sets {@code has_user_compute_stream}. The stream stays the
  * caller's: it must outlive every session created with these options.
  */
-public final class OrtCUDAProviderOptions {
+public final class OrtCUDAProviderOptions extends ExecutionProvider {
     /** How the CUDA arena grows ({@code arena_extend_strategy}). */
     public enum ArenaExtendStrategy {
         NEXT_POWER_OF_TWO("kNextPowerOfTwo"), SAME_AS_REQUESTED("kSameAsRequested");
@@ -53,6 +52,9 @@ public final class OrtCUDAProviderOptions {
     public enum CudnnConvAlgoSearch {
         EXHAUSTIVE, HEURISTIC, DEFAULT
     }
+
+    /** ORT's name of the provider. */
+    public static final String NAME = "CUDAExecutionProvider";
 
     private final Map<String, String> options = new LinkedHashMap<>();
     private MemorySegment userComputeStream = MemorySegment.NULL;
@@ -104,7 +106,7 @@ public final class OrtCUDAProviderOptions {
      * would refuse the key), so there this does nothing.
      */
     public OrtCUDAProviderOptions setUseTf32(boolean enable) {
-        if (org.pvn3d.ort.OrtRuntime.get().isAtLeast("1.18")) {
+        if (OrtRuntime.get().isAtLeast("1.18")) {
             options.put("use_tf32", enable ? "1" : "0");
         }
         return this;
@@ -154,21 +156,26 @@ public final class OrtCUDAProviderOptions {
         return userComputeStream;
     }
 
+    /** {@value #NAME}. */
+    @Override
+    public String getName() {
+        return NAME;
+    }
+
     /**
-     * Adds the CUDA provider with these settings to {@code sessionOptions}
+     * Adds the CUDA provider with these settings to native session options
      * ({@code SessionOptionsAppendExecutionProvider_CUDA_V2}). Needs ORT's CUDA provider library and
      * a usable CUDA installation; fails with an {@link OrtException} saying what ORT reported.
      */
-    public void appendTo(SessionOptions sessionOptions) {
+    @Override
+    protected void appendTo(MemorySegment sessionOptions) {
         OrtRuntime.get().ensureCudaProvider();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cuda = create(arena);
             try {
-                try (Lease handle = Handles.acquire(sessionOptions)) {
-                    Api.checkStatus(OrtApi.SessionOptionsAppendExecutionProvider_CUDA_V2.invoke(
-                            Api.Cuda.SessionOptionsAppendExecutionProvider_CUDA_V2, handle.handle(), cuda),
-                            "cannot add the CUDA execution provider");
-                }
+                Api.checkStatus(OrtApi.SessionOptionsAppendExecutionProvider_CUDA_V2.invoke(
+                        Api.Cuda.SessionOptionsAppendExecutionProvider_CUDA_V2, sessionOptions, cuda),
+                        "cannot add the CUDA execution provider");
             } finally {
                 OrtApi.ReleaseCUDAProviderOptions.invoke(Api.Cuda.ReleaseCUDAProviderOptions, cuda);
             }

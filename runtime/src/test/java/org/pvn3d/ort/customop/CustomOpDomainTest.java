@@ -215,7 +215,7 @@ class CustomOpDomainTest {
         domain.close();
         domain.close(); // idempotent
         try (SessionOptions other = new SessionOptions()) {
-            assertThrows(OrtException.class, () -> domain.registerOn(other), "a closed domain is not registered again");
+            assertThrows(OrtException.class, () -> other.registerCustomOps(domain), "a closed domain is not registered again");
         }
         try (s) {
             System.gc();

@@ -33,6 +33,7 @@ import org.pvn3d.ort.cuda.CudaEvent;
 import org.pvn3d.ort.cuda.CudaStream;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.cuda.PinnedBuffer;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * Device tensors, IO binding and allocators on the CUDA provider (GPU machine only; skipped, and
@@ -54,7 +55,7 @@ class IoBindingGpuTest {
             if (profilePrefix != null) {
                 o.enableProfiling(profilePrefix.toString());
             }
-            o.addCUDA(0);
+            o.addExecutionProvider(new OrtCUDAProviderOptions(0));
             return env.createSession(IoBindingCpuTest.model(model), o);
         }
     }
@@ -268,7 +269,7 @@ class IoBindingGpuTest {
             float[] x = IoBindingCpuTest.ramp(16 * 64, -1, 1f / 512);
             try (SessionOptions o = new SessionOptions()
                     .addConfigEntry(OrtEnvironment.USE_ENV_ALLOCATORS, "1")) {
-                o.addCUDA(0);
+                o.addExecutionProvider(new OrtCUDAProviderOptions(0));
                 try (OrtSession s = env.createSession(IoBindingCpuTest.model("matmul_chain.onnx"), o);
                         OnnxTensor hx = OnnxTensor.createTensor(x, 16, 64);
                         OrtMemoryInfo cuda = OrtMemoryInfo.cuda(0);
