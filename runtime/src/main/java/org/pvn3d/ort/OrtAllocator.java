@@ -18,9 +18,10 @@ import org.pvn3d.ort.internal.NativeObject;
  *
  * <p><b>Ownership.</b> ORT's allocator object keeps the allocator it wraps alive (a shared pointer),
  * so this object stays usable after its session is closed. The caller closes it; tensors created from
- * it ({@link OnnxTensor#createTensor(OrtAllocator, OnnxTensorType, long...)}) each hold it until they
- * are closed (ORT's tensor frees through it), so the native allocator goes when the owner and every
- * such tensor have closed. Memory from {@link #alloc} must be given back with {@link #free}
+ * it ({@link OnnxTensor#createTensor(OrtAllocator, OnnxTensorType, long...)} for host memory,
+ * {@link DeviceTensor#createTensor(OrtAllocator, OnnxTensorType, long...)} for device memory) each hold
+ * it until they are closed (ORT's tensor frees through it), so the native allocator goes when the owner
+ * and every such tensor have closed. Memory from {@link #alloc} must be given back with {@link #free}
  * before closing; {@link #free} refuses pointers this object did not hand out (no double free).
  *
  * <p>Allocator statistics: the OrtAllocator struct of API 16 has only {@code Alloc}, {@code Free} and

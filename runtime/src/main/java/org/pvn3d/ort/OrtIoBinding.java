@@ -33,13 +33,14 @@ import org.pvn3d.ort.internal.NativeObject;
  * a run's outputs bound and reuses them, and refuses a run whose output shape changed); this binding
  * instead rebinds every output bound to a device before each run, so every run gets fresh outputs
  * and earlier results stay as they were. For a steady state without allocations, bind outputs to
- * preallocated tensors ({@link #bindOutput(String, OnnxTensor)}), which every run overwrites. Closing the session first makes every later use of the
- * binding fail clearly; closing the binding releases ORT's references. Closing twice is a no-op.
+ * preallocated tensors ({@link #bindOutput(String, OnnxTensorLike)}), which every run overwrites.
+ * Closing the session first makes every later use of the binding fail clearly; closing the binding
+ * releases ORT's references. Closing twice is a no-op.
  */
 public final class OrtIoBinding extends NativeObject {
     private final OrtSession session;
-    private final Map<String, OnnxTensor> inputs = new LinkedHashMap<>();
-    private final Map<String, OnnxTensor> outputs = new LinkedHashMap<>();
+    private final Map<String, OnnxTensorLike> inputs = new LinkedHashMap<>();
+    private final Map<String, OnnxTensorLike> outputs = new LinkedHashMap<>();
     private final Map<String, OrtMemoryInfo> deviceOutputs = new LinkedHashMap<>(); // copies this binding owns
 
     OrtIoBinding(OrtSession session, MemorySegment handle) {
@@ -52,7 +53,7 @@ public final class OrtIoBinding extends NativeObject {
     }
 
     /** Binds input {@code name} to {@code tensor} (host or device); replaces an earlier binding of it. */
-    public OrtIoBinding bindInput(String name, OnnxTensor tensor) {
+    public OrtIoBinding bindInput(String name, OnnxTensorLike tensor) {
         if (!session.getInputInfo().containsKey(name)) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot bind unknown input '" + name
                     + "'; the model's inputs are " + session.getInputNames());
@@ -62,7 +63,7 @@ public final class OrtIoBinding extends NativeObject {
     }
 
     /** Binds output {@code name} to a preallocated tensor that ORT writes into (shape and type must match). */
-    public OrtIoBinding bindOutput(String name, OnnxTensor tensor) {
+    public OrtIoBinding bindOutput(String name, OnnxTensorLike tensor) {
         checkOutput(name);
         bindValue(name, tensor, false);
         return this;
@@ -120,7 +121,7 @@ public final class OrtIoBinding extends NativeObject {
         }
     }
 
-    private void bindValue(String name, OnnxTensor tensor, boolean input) {
+    private void bindValue(String name, OnnxTensorLike tensor, boolean input) {
         if (tensor == null) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, (input ? "input '" : "output '") + name + "': tensor is null");
         }
@@ -132,7 +133,7 @@ public final class OrtIoBinding extends NativeObject {
             Api.checkStatus(input ? OrtApi.BindInput.invoke(Api.IoBinding.BindInput, b, cName, v)
                     : OrtApi.BindOutput.invoke(Api.IoBinding.BindOutput, b, cName, v),
                     (input ? "bind input '" : "bind output '") + name + "'");
-            Map<String, OnnxTensor> m = input ? inputs : outputs;
+            Map<String, OnnxTensorLike> m = input ? inputs : outputs;
             OrtMemoryInfo old = null;
             synchronized (outputs) {
                 if (!input) {
@@ -223,8 +224,8 @@ public final class OrtIoBinding extends NativeObject {
 
     /**
      * The bound outputs of the last run as new tensors the caller owns ({@code GetBoundOutputValues}),
-     * named as {@link #getOutputNames()} says. Device outputs are device tensors (read them with
-     * {@link OnnxTensor#toHost()}).
+     * named as {@link #getOutputNames()} says. Outputs on a device are {@link DeviceTensor}s (copy them to
+     * the host with {@code CudaCopy.toHost}).
      */
     public Result getOutputs() {
         List<String> names = getOutputNames();
@@ -255,7 +256,7 @@ public final class OrtIoBinding extends NativeObject {
     }
 
     /** The tensors currently bound as inputs (a snapshot; the binding does not own them). */
-    public Map<String, OnnxTensor> getBoundInputs() {
+    public Map<String, OnnxTensorLike> getBoundInputs() {
         synchronized (inputs) {
             return Map.copyOf(inputs);
         }
@@ -267,12 +268,12 @@ public final class OrtIoBinding extends NativeObject {
         acquireAll(outputs, "output", held);
     }
 
-    private static void acquireAll(Map<String, OnnxTensor> m, String what, LeaseGroup held) {
-        List<Map.Entry<String, OnnxTensor>> entries;
+    private static void acquireAll(Map<String, OnnxTensorLike> m, String what, LeaseGroup held) {
+        List<Map.Entry<String, OnnxTensorLike>> entries;
         synchronized (m) {
             entries = new ArrayList<>(m.entrySet());
         }
-        for (Map.Entry<String, OnnxTensor> e : entries) {
+        for (Map.Entry<String, OnnxTensorLike> e : entries) {
             try {
                 held.add(e.getValue().acquireFor("bound " + what + " '" + e.getKey() + "'"));
             } catch (OrtException x) {

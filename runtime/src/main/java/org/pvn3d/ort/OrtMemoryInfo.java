@@ -18,7 +18,7 @@ import org.pvn3d.ort.internal.NativeObject;
  * be closed as soon as the call that took it returns.
  *
  * <p>Every {@code OrtMemoryInfo} in Java is owned by whoever created it (also those returned by
- * {@link OnnxTensor#getMemoryInfo()} and {@link OrtAllocator#getMemoryInfo()}, which are copies).
+ * {@link OnnxTensorLike#getMemoryInfo()} and {@link OrtAllocator#getMemoryInfo()}, which are copies).
  */
 public final class OrtMemoryInfo extends NativeObject {
     /** ORT's name for host memory. */

@@ -163,19 +163,19 @@ public final class OrtSession extends NativeObject {
     // ---- running ----
 
     /** Runs the model and returns every output. */
-    public Result run(Map<String, ? extends OnnxTensor> inputs) {
+    public Result run(Map<String, ? extends OnnxTensorLike> inputs) {
         return run(inputs, outputs.keySet(), null);
     }
 
     /** Runs the model and returns the named outputs, in the order given. */
-    public Result run(Map<String, ? extends OnnxTensor> inputs, Set<String> requestedOutputs) {
+    public Result run(Map<String, ? extends OnnxTensorLike> inputs, Set<String> requestedOutputs) {
         return run(inputs, requestedOutputs, null);
     }
 
     /** Runs the model with run options (may be null) and returns the named outputs. */
-    public Result run(Map<String, ? extends OnnxTensor> inputs, Set<String> requestedOutputs, RunOptions options) {
+    public Result run(Map<String, ? extends OnnxTensorLike> inputs, Set<String> requestedOutputs, RunOptions options) {
         List<String> outNames = new ArrayList<>(requestedOutputs);
-        OnnxTensor[] none = new OnnxTensor[outNames.size()];
+        OnnxTensorLike[] none = new OnnxTensorLike[outNames.size()];
         MemorySegment[] values = invoke(inputs, outNames, none, options);
         return new Result(outNames, values);
     }
@@ -184,10 +184,10 @@ public final class OrtSession extends NativeObject {
      * Runs the model writing into outputs the caller preallocated (shape and type must match what
      * the model produces). Nothing is returned: the tensors hold the results.
      */
-    public void run(Map<String, ? extends OnnxTensor> inputs, Map<String, ? extends OnnxTensor> preallocatedOutputs,
+    public void run(Map<String, ? extends OnnxTensorLike> inputs, Map<String, ? extends OnnxTensorLike> preallocatedOutputs,
             RunOptions options) {
         List<String> outNames = new ArrayList<>(preallocatedOutputs.keySet());
-        OnnxTensor[] given = new OnnxTensor[outNames.size()];
+        OnnxTensorLike[] given = new OnnxTensorLike[outNames.size()];
         for (int i = 0; i < given.length; i++) {
             given[i] = preallocatedOutputs.get(outNames.get(i));
             if (given[i] == null) {
@@ -197,8 +197,8 @@ public final class OrtSession extends NativeObject {
         invoke(inputs, outNames, given, options);
     }
 
-    private MemorySegment[] invoke(Map<String, ? extends OnnxTensor> feeds, List<String> outNames,
-            OnnxTensor[] preallocated, RunOptions options) {
+    private MemorySegment[] invoke(Map<String, ? extends OnnxTensorLike> feeds, List<String> outNames,
+            OnnxTensorLike[] preallocated, RunOptions options) {
         int nIn = feeds.size();
         int nOut = outNames.size();
         if (nOut == 0) {
@@ -209,13 +209,13 @@ public final class OrtSession extends NativeObject {
             MemorySegment inNames = arena.allocate(ADDRESS, Math.max(1, nIn));
             MemorySegment inValues = arena.allocate(ADDRESS, Math.max(1, nIn));
             int i = 0;
-            for (Map.Entry<String, ? extends OnnxTensor> e : feeds.entrySet()) {
+            for (Map.Entry<String, ? extends OnnxTensorLike> e : feeds.entrySet()) {
                 Integer idx = inputIndex.get(e.getKey());
                 if (idx == null) {
                     throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "unknown input '" + e.getKey()
                             + "'; the model's inputs are " + inputs.keySet());
                 }
-                OnnxTensor t = e.getValue();
+                OnnxTensorLike t = e.getValue();
                 if (t == null) {
                     throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "input '" + e.getKey() + "' is null");
                 }

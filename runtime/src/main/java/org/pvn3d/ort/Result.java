@@ -23,7 +23,7 @@ public final class Result implements AutoCloseable, Iterable<Map.Entry<String, O
         try {
             for (int i = 0; i < raw.length; i++) {
                 OnnxValueType type = Shapes.valueType(raw[i]);
-                values[i] = type == OnnxValueType.TENSOR ? OnnxTensor.fromOrtValue(raw[i]) : new OnnxOtherValue(raw[i], type);
+                values[i] = type == OnnxValueType.TENSOR ? OnnxTensorLike.fromOrtValue(raw[i]) : new OnnxOtherValue(raw[i], type);
             }
         } catch (RuntimeException e) {
             for (int i = 0; i < raw.length; i++) {
@@ -56,13 +56,27 @@ public final class Result implements AutoCloseable, Iterable<Map.Entry<String, O
         return values[i];
     }
 
-    /** The named output as a tensor. */
+    /** The named output as a tensor in host memory; an output in device memory is {@link #deviceTensor}'s. */
     public OnnxTensor tensor(String name) {
         OnnxValue v = get(name);
         if (v instanceof OnnxTensor t) {
             return t;
         }
+        if (v instanceof DeviceTensor) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' is in device memory, "
+                    + "which the host cannot read: take it with deviceTensor(name) and copy it (CudaCopy.toHost)");
+        }
         throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' is a " + v.getValueType() + ", not a tensor");
+    }
+
+    /** The named output as a tensor in device memory (an output bound to a device, say). */
+    public DeviceTensor deviceTensor(String name) {
+        OnnxValue v = get(name);
+        if (v instanceof DeviceTensor t) {
+            return t;
+        }
+        throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' is "
+                + (v instanceof OnnxTensor ? "in host memory: read it with tensor(name)" : "a " + v.getValueType() + ", not a tensor"));
     }
 
     /** Removes the named output from this result: the caller owns (and closes) it. */

@@ -20,7 +20,9 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.pvn3d.ort.DeviceTensor;
 import org.pvn3d.ort.OnnxTensor;
+import org.pvn3d.ort.OnnxTensorLike;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtSession;
@@ -78,8 +80,8 @@ public class OrtNodeBenchmark {
     private SessionOptions options;
     private CustomOpDomain domain;
     private OrtSession session;
-    private final Map<String, OnnxTensor> inputs = new LinkedHashMap<>();
-    private final Map<String, OnnxTensor> outputs = new LinkedHashMap<>();
+    private final Map<String, OnnxTensorLike> inputs = new LinkedHashMap<>();
+    private final Map<String, OnnxTensorLike> outputs = new LinkedHashMap<>();
     private final List<DeviceBuffer> deviceBuffers = new ArrayList<>();
     private OrtIoBinding binding;
 
@@ -131,20 +133,20 @@ public class OrtNodeBenchmark {
         }
         session.close();
         options.close();
-        inputs.values().forEach(OnnxTensor::close);
-        outputs.values().forEach(OnnxTensor::close);
+        inputs.values().forEach(OnnxTensorLike::close);
+        outputs.values().forEach(OnnxTensorLike::close);
         deviceBuffers.forEach(DeviceBuffer::close);
         arena.close();
     }
 
     /** A tensor over GPU memory holding a copy of {@code t}'s data (inputs) or {@code t}'s size (outputs). */
-    private OnnxTensor deviceTensor(KernelCase.HostTensor t, boolean copy) {
+    private DeviceTensor deviceTensor(KernelCase.HostTensor t, boolean copy) {
         DeviceBuffer b = DeviceBuffer.allocate(0, Math.max(1, t.data().byteSize()));
         deviceBuffers.add(b);
         if (copy) {
             b.copyFromHost(t.data());
         }
-        return OnnxTensor.createTensor(b, t.type(), t.shape());
+        return DeviceTensor.createTensor(b, t.type(), t.shape());
     }
 
     /** One run of the one-node model into the preallocated outputs. */

@@ -6,7 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.pvn3d.ort.DeviceTensor;
 import org.pvn3d.ort.OnnxTensor;
+import org.pvn3d.ort.OnnxTensorLike;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OnnxValue;
 import org.pvn3d.ort.OrtEnvironment;
@@ -16,6 +18,7 @@ import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.SessionOptions;
+import org.pvn3d.ort.cuda.CudaCopy;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.io.PvtFile;
@@ -263,7 +266,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
                 owned.add(buffer);
                 buffers.add(buffer);
                 hostData.add(MemorySegment.ofArray(e.data()));
-                OnnxTensor t = OnnxTensor.createTensor(buffer, e.type(), e.shape());
+                DeviceTensor t = DeviceTensor.createTensor(buffer, e.type(), e.shape());
                 owned.add(t);
                 binding.bindInput(name, t);
             }
@@ -318,9 +321,9 @@ public final class Pvn3dPipeline implements AutoCloseable {
     private static Map<String, Output> toHost(org.pvn3d.ort.Result r) {
         Map<String, Output> out = new LinkedHashMap<>();
         for (Map.Entry<String, OnnxValue> e : r) {
-            if (e.getValue() instanceof OnnxTensor device) {
-                try (OnnxTensor t = device.isOnDevice() ? device.toHost() : null) {
-                    OnnxTensor h = t != null ? t : device;
+            if (e.getValue() instanceof OnnxTensorLike tensor) {
+                try (OnnxTensor t = tensor instanceof DeviceTensor device ? CudaCopy.toHost(device) : null) {
+                    OnnxTensor h = t != null ? t : (OnnxTensor) tensor;
                     out.put(e.getKey(), switch (h.getType()) {
                         case FLOAT -> new Output(e.getKey(), h.getType(), h.getShape(), h.getFloatArray(), null);
                         case INT64 -> new Output(e.getKey(), h.getType(), h.getShape(), null, h.getLongArray());

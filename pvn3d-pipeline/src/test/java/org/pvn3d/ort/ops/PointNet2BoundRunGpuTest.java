@@ -9,6 +9,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.pvn3d.ort.DeviceTensor;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtEnvironment;
@@ -17,6 +18,7 @@ import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.Result;
 import org.pvn3d.ort.SessionOptions;
+import org.pvn3d.ort.cuda.CudaCopy;
 import org.pvn3d.ort.cuda.CudaDevice;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.io.PvtFile;
@@ -35,8 +37,8 @@ class PointNet2BoundRunGpuTest {
                 "no CUDA device (or a CPU-only libpvn3d_ops): these runs are made on the GPU machine");
     }
 
-    static float[] floats(OnnxTensor deviceTensor) {
-        try (OnnxTensor h = deviceTensor.toHost()) {
+    static float[] floats(DeviceTensor deviceTensor) {
+        try (OnnxTensor h = CudaCopy.toHost(deviceTensor)) {
             return h.getFloatArray();
         }
     }
@@ -58,7 +60,7 @@ class PointNet2BoundRunGpuTest {
             try (OrtSession s = env.createSession(model, o);
                     OnnxTensor host = xyz.toTensor();
                     DeviceBuffer buf = DeviceBuffer.of(xyzValues);
-                    OnnxTensor dev = OnnxTensor.createTensor(buf, OnnxTensorType.FLOAT, xyz.shape());
+                    DeviceTensor dev = DeviceTensor.createTensor(buf, OnnxTensorType.FLOAT, xyz.shape());
                     OrtMemoryInfo cuda = OrtMemoryInfo.cuda(0);
                     OrtIoBinding b = s.createIoBinding()) {
                 float[] hostPath;
@@ -70,8 +72,8 @@ class PointNet2BoundRunGpuTest {
                 s.run(b);
                 float[] bound;
                 try (Result r = b.getOutputs()) {
-                    assertTrue(r.tensor("point_features").isOnDevice());
-                    bound = floats(r.tensor("point_features"));
+                    assertTrue(r.deviceTensor("point_features").isOnDevice());
+                    bound = floats(r.deviceTensor("point_features"));
                 }
                 System.out.println("PointNet++ bound run: " + (Pvn3dOps.cudaLaunchCount() - launches)
                         + " PVN3D CUDA launches, " + bound.length + " values");

@@ -1,24 +1,28 @@
 package org.pvn3d.ort.cuda;
 
 import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.DeviceTensor;
+import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtMemoryInfo;
+import org.pvn3d.ort.TensorMemory;
 import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
- * Memory that Java allocated through libpvn3d_ops's device API: {@link DeviceBuffer} (device memory,
+ * Memory that Java allocated through the CUDA runtime: {@link DeviceBuffer} (device memory,
  * {@code cudaMalloc}) or {@link PinnedBuffer} (page-locked host memory, {@code cudaHostAlloc}).
  *
  * <p><b>Ownership.</b> The code that allocates a buffer owns it and closes it. Tensors created over
- * a buffer ({@link org.pvn3d.ort.OnnxTensor#createTensor(CudaBuffer, org.pvn3d.ort.OnnxTensorType, long...)})
- * each hold the memory allocated ({@link #claim()}): the memory is freed when the owner has
- * closed the buffer <em>and</em> every tensor over it has been closed, whichever comes last. Closing the
- * buffer ends the owner's use of it: its own methods (copies, {@link #address()}) then throw, while
- * the tensors over it stay valid. Closing twice is a no-op.
+ * a buffer ({@link DeviceTensor#createTensor(TensorMemory, OnnxTensorType, long...)} for device memory,
+ * {@link org.pvn3d.ort.OnnxTensor#createTensor(TensorMemory, OnnxTensorType, long...)} for pinned memory)
+ * each hold the memory allocated: the memory is freed when the owner has closed the buffer
+ * <em>and</em> every tensor over it has been closed, whichever comes last. Closing the buffer ends the
+ * owner's use of it: its own methods (copies, {@link #address()}) then throw, while the tensors over
+ * it stay valid. Closing twice is a no-op.
  */
-public abstract sealed class CudaBuffer implements AutoCloseable permits DeviceBuffer, PinnedBuffer {
+public abstract sealed class CudaBuffer extends TensorMemory implements AutoCloseable permits DeviceBuffer, PinnedBuffer {
     private final Block block;
     private final long byteSize;
     private final int device;
@@ -35,6 +39,7 @@ public abstract sealed class CudaBuffer implements AutoCloseable permits DeviceB
     }
 
     /** Size in bytes. */
+    @Override
     public final long byteSize() {
         return byteSize;
     }
@@ -50,6 +55,7 @@ public abstract sealed class CudaBuffer implements AutoCloseable permits DeviceB
     }
 
     /** A description of this memory for ORT (a new object the caller closes). */
+    @Override
     public abstract OrtMemoryInfo memoryInfo();
 
     /** Whether the owner has closed this buffer (its memory may still be held by tensors). */
@@ -62,11 +68,9 @@ public abstract sealed class CudaBuffer implements AutoCloseable permits DeviceB
         return block.freed();
     }
 
-    /**
-     * A hold that keeps the memory allocated until it is closed (what a tensor over this buffer
-     * keeps). Throws if the owner has closed the buffer already.
-     */
-    public final AutoCloseable claim() {
+    /** What a tensor over this buffer keeps: the memory stays allocated until it is closed. */
+    @Override
+    protected final AutoCloseable hold() {
         return block.hold();
     }
 

@@ -10,8 +10,9 @@ import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.internal.Lease;
 
 /**
- * Device memory ({@code cudaMalloc}, 256-byte aligned) that Java allocated and owns. Ownership and
- * lifetime: see {@link CudaBuffer} (tensors over the buffer keep its memory until they are closed).
+ * Device memory ({@code cudaMalloc}, 256-byte aligned) that Java allocated and owns; tensors over it
+ * are {@link org.pvn3d.ort.DeviceTensor}s. Ownership and lifetime: see {@link CudaBuffer} (tensors over
+ * the buffer keep its memory until they are closed).
  *
  * <p>Copies come in two kinds: the {@code ...Async} ones only enqueue the copy on a stream ({@code null}
  * means the legacy default stream), so the host memory must stay alive and unchanged until that
@@ -68,6 +69,12 @@ public final class DeviceBuffer extends CudaBuffer {
     @Override
     public OrtMemoryInfo memoryInfo() {
         return OrtMemoryInfo.cuda(device());
+    }
+
+    /** The device address, for a tensor over this buffer. */
+    @Override
+    protected MemorySegment memory() {
+        return pointer();
     }
 
     // ---- asynchronous (enqueued on a stream) ----

@@ -90,4 +90,10 @@ public final class PinnedBuffer extends CudaBuffer {
     public OrtMemoryInfo memoryInfo() {
         return OrtMemoryInfo.cudaPinned(device());
     }
+
+    /** The host segment, for a tensor over this buffer (an {@link org.pvn3d.ort.OnnxTensor} Java reads). */
+    @Override
+    protected MemorySegment memory() {
+        return segment();
+    }
 }
