@@ -11,7 +11,6 @@ import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
-import org.pvn3d.ort.internal.Shapes;
 
 /**
  * What every tensor ({@code OrtValue} holding a tensor) has, wherever its data lives: a type, a shape,

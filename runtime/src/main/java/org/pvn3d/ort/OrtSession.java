@@ -21,7 +21,6 @@ import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.LeaseGroup;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
-import org.pvn3d.ort.internal.Shapes;
 
 /**
  * A loaded model ({@code OrtSession}). Thread-safe: several threads may {@code run} at once, as in

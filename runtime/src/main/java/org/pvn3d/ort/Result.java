@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.Shapes;
 
 /**
  * The outputs of one run, by name and in the order requested. Owns the values: closing the

@@ -4,7 +4,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
-import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.ffm.OrtApi;
 
 /**
@@ -19,7 +18,7 @@ import org.pvn3d.ort.ffm.OrtApi;
  */
 public final class Api {
     /** The {@code OrtApi*} of the loaded runtime (loading it if this is the first use). */
-    static final MemorySegment API = OrtRuntime.get().api();
+    static final MemorySegment API = OrtLibrary.get().api();
 
     private Api() {}
 

@@ -1,4 +1,4 @@
-package org.pvn3d.ort.internal;
+package org.pvn3d.ort;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -6,18 +6,15 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import org.pvn3d.ort.NodeInfo;
-import org.pvn3d.ort.OnnxTensorType;
-import org.pvn3d.ort.OnnxValueType;
-import org.pvn3d.ort.TensorInfo;
 import org.pvn3d.ort.ffm.OrtApi;
+import org.pvn3d.ort.internal.Api;
 
 /** Reads ORT's type and shape descriptions ({@code OrtTypeInfo}, {@code OrtTensorTypeAndShapeInfo}). */
-public final class Shapes {
+final class Shapes {
     private Shapes() {}
 
     /** Reads and keeps a {@code const OrtTensorTypeAndShapeInfo*} (not released here). */
-    public static TensorInfo tensorInfo(MemorySegment typeAndShape) {
+    static TensorInfo tensorInfo(MemorySegment typeAndShape) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment intOut = arena.allocate(JAVA_INT);
             Api.checkStatus(OrtApi.GetTensorElementType.invoke(Api.TypeInfo.GetTensorElementType, typeAndShape, intOut));
@@ -43,7 +40,7 @@ public final class Shapes {
     }
 
     /** Reads an {@code OrtTypeInfo*} into a {@link NodeInfo} and releases the type info. */
-    public static NodeInfo nodeInfo(String name, MemorySegment typeInfo) {
+    static NodeInfo nodeInfo(String name, MemorySegment typeInfo) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment intOut = arena.allocate(JAVA_INT);
             Api.checkStatus(OrtApi.GetOnnxTypeFromTypeInfo.invoke(Api.TypeInfo.GetOnnxTypeFromTypeInfo, typeInfo, intOut));
@@ -62,7 +59,7 @@ public final class Shapes {
     }
 
     /** The type and shape of an {@code OrtValue} that is a tensor. */
-    public static TensorInfo tensorInfoOfValue(MemorySegment value) {
+    static TensorInfo tensorInfoOfValue(MemorySegment value) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.GetTensorTypeAndShape.invoke(Api.Value.GetTensorTypeAndShape, value, out));
@@ -76,7 +73,7 @@ public final class Shapes {
     }
 
     /** The kind of an {@code OrtValue}. */
-    public static OnnxValueType valueType(MemorySegment value) {
+    static OnnxValueType valueType(MemorySegment value) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_INT);
             Api.checkStatus(OrtApi.GetValueType.invoke(Api.Value.GetValueType, value, out));
