@@ -179,13 +179,16 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
      * count and its bytes fit in a {@code long}; when {@code count} is not negative it must match.
      */
     static long checkShape(long[] shape, long count, OnnxTensorType type) {
-        long n = 1;
         for (long d : shape) {
             if (d < 0) {
                 throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "negative dimension in shape "
                         + Arrays.toString(shape));
             }
-            n = Math.multiplyExact(n, d);
+        }
+        long n = TensorInfo.elementCount(shape);
+        if (type.byteSize() > 0 && n > Long.MAX_VALUE / type.byteSize()) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "a " + type + " tensor of shape "
+                    + Arrays.toString(shape) + " has " + n + " elements, whose bytes do not fit in a long");
         }
         if (count >= 0 && n != count) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "shape " + Arrays.toString(shape) + " holds "

@@ -66,14 +66,27 @@ public final class SessionOptions extends NativeObject {
                 Api.Options.SetSessionGraphOptimizationLevel, o, level.value()));
     }
 
-    /** Threads for parallelism inside an operator; 0 lets ORT choose. */
+    /** Threads for parallelism inside an operator; 0 lets ORT choose. A negative count is refused. */
     public SessionOptions setIntraOpNumThreads(int threads) {
+        checkThreads("intra-op", threads);
         return apply(null, (o, a) -> OrtApi.SetIntraOpNumThreads.invoke(Api.Options.SetIntraOpNumThreads, o, threads));
     }
 
-    /** Threads for running independent operators at once (with {@link ExecutionMode#PARALLEL}). */
+    /**
+     * Threads for running independent operators at once (with {@link ExecutionMode#PARALLEL}); 0 lets ORT
+     * choose. A negative count is refused.
+     */
     public SessionOptions setInterOpNumThreads(int threads) {
+        checkThreads("inter-op", threads);
         return apply(null, (o, a) -> OrtApi.SetInterOpNumThreads.invoke(Api.Options.SetInterOpNumThreads, o, threads));
+    }
+
+    /** ORT takes a negative count without a word; refuse it here, where the mistake is made. */
+    private static void checkThreads(String which, int threads) {
+        if (threads < 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the " + which + " thread count must be 0 (ORT "
+                    + "chooses) or more, not " + threads);
+        }
     }
 
     public SessionOptions setExecutionMode(ExecutionMode mode) {

@@ -129,4 +129,25 @@ class ErrorsTest {
             }
         }
     }
+
+    @Test
+    void aShapeWhoseSizeOverflowsALongIsAnInvalidArgument() {
+        long huge = 1L << 40;
+        long[][] shapes = {{huge, huge}, {Long.MAX_VALUE, 2}, {1L << 62}};
+        for (long[] shape : shapes) {
+            OrtException e = assertThrows(OrtException.class, () -> OnnxTensor.allocate(OnnxTensorType.FLOAT, shape));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
+            assertTrue(e.getMessage().contains(java.util.Arrays.toString(shape)), e.getMessage());
+        }
+        OrtException fromArray = assertThrows(OrtException.class, () -> OnnxTensor.createTensor(new float[4], huge, huge));
+        assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, fromArray.getCode());
+        assertTrue(fromArray.getMessage().contains("[1099511627776, 1099511627776]"), fromArray.getMessage());
+        OrtException strings = assertThrows(OrtException.class, () -> OnnxTensor.createStringTensor(new String[1], huge, huge));
+        assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, strings.getCode());
+        OrtException info = assertThrows(OrtException.class,
+                () -> new TensorInfo(OnnxTensorType.FLOAT, new long[] {huge, huge}, new String[] {"", ""}).getElementCount());
+        assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, info.getCode());
+        assertEquals(0, new TensorInfo(OnnxTensorType.FLOAT, new long[] {huge, huge, 0}, new String[] {"", "", ""})
+                .getElementCount(), "an empty dimension makes the whole shape empty");
+    }
 }

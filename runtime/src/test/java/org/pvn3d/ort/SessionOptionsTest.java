@@ -123,4 +123,17 @@ class SessionOptionsTest {
                 : java.text.MessageFormat.format(r.getMessage(), r.getParameters())).contains("verbose-session")),
                 "the session's log id is in the messages");
     }
+
+    @Test
+    void aNegativeThreadCountIsRefused() {
+        try (SessionOptions o = new SessionOptions()) {
+            OrtException intra = assertThrows(OrtException.class, () -> o.setIntraOpNumThreads(-1));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, intra.getCode());
+            assertTrue(intra.getMessage().contains("intra-op") && intra.getMessage().contains("-1"), intra.getMessage());
+            OrtException inter = assertThrows(OrtException.class, () -> o.setInterOpNumThreads(-4));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, inter.getCode());
+            assertTrue(inter.getMessage().contains("inter-op") && inter.getMessage().contains("-4"), inter.getMessage());
+            o.setIntraOpNumThreads(0).setInterOpNumThreads(0); // 0 still lets ORT choose
+        }
+    }
 }
