@@ -4,6 +4,8 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.pvn3d.ort.ffm.OrtApi;
@@ -194,6 +196,36 @@ public final class SessionOptions extends NativeObject {
             domains.add(new AddedDomain(domain, hold));
         }
         return this;
+    }
+
+    /**
+     * Registers the custom operators of a native library ({@code RegisterCustomOpsLibrary_V2}): ORT loads
+     * {@code library} and calls its {@code RegisterCustomOps(OrtSessionOptions*, const OrtApiBase*)} entry
+     * point with these options (onnxruntime-extensions is such a library). ORT owns the loaded library:
+     * these options and every session created from them share its handle, and ORT unloads it once the
+     * last of them is released, so nothing here needs keeping or closing. A missing file, or a library
+     * that cannot be loaded or has no such entry point, is an {@link OrtException} naming the path.
+     */
+    public SessionOptions registerCustomOpsLibrary(Path library) {
+        if (!Files.isRegularFile(library)) {
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "custom-op library " + library + " does not exist");
+        }
+        String path = library.toAbsolutePath().toString();
+        return apply("cannot register the custom operators of " + library, (o, a) -> OrtApi.RegisterCustomOpsLibrary_V2
+                .invoke(Api.Options.RegisterCustomOpsLibrary_V2, o, a.allocateFrom(path)));
+    }
+
+    /**
+     * Registers custom operators by calling {@code functionName}, a function with the signature of
+     * {@code RegisterCustomOps} ({@code RegisterCustomOpsUsingFunction}) that ORT looks up among the
+     * symbols the process already has: the program's and those of libraries loaded with
+     * {@code RTLD_GLOBAL} (the JVM's {@code System.load} does not put a library there). The library stays
+     * the loader's to keep loaded. An unknown function is an {@link OrtException} naming it.
+     */
+    public SessionOptions registerCustomOpsUsingFunction(String functionName) {
+        return apply("cannot register custom operators with the function " + functionName, (o, a) -> OrtApi
+                .RegisterCustomOpsUsingFunction.invoke(Api.Options.RegisterCustomOpsUsingFunction, o,
+                        a.allocateFrom(functionName)));
     }
 
     /** The custom-operator domains added so far, which each session created from these options holds. */

@@ -68,6 +68,8 @@ public final class Api {
         public static final MemorySegment SetSessionLogVerbosityLevel = OrtApi.SetSessionLogVerbosityLevel(API);
         public static final MemorySegment SetOptimizedModelFilePath = OrtApi.SetOptimizedModelFilePath(API);
         public static final MemorySegment AddCustomOpDomain = OrtApi.AddCustomOpDomain(API);
+        public static final MemorySegment RegisterCustomOpsLibrary_V2 = OrtApi.RegisterCustomOpsLibrary_V2(API);
+        public static final MemorySegment RegisterCustomOpsUsingFunction = OrtApi.RegisterCustomOpsUsingFunction(API);
 
         private Options() {}
     }
