@@ -33,7 +33,7 @@ public final class OrtSession extends NativeObject {
     private final OrtEnvironment environment;
     private final Lease environmentHold;
     private final List<OrtCustomOpDomain> domains;
-    private final List<AutoCloseable> domainHolds = new ArrayList<>();
+    private final List<AutoCloseable> domainHolds;
     private final Arena names = Arena.ofShared();
     private final Map<String, NodeInfo> inputs;
     private final Map<String, NodeInfo> outputs;
@@ -42,15 +42,14 @@ public final class OrtSession extends NativeObject {
     private final MemorySegment[] inputNames;
     private final MemorySegment[] outputNames;
 
-    private OrtSession(OrtEnvironment environment, Lease environmentHold, MemorySegment handle, SessionOptions options) {
+    private OrtSession(OrtEnvironment environment, Lease environmentHold, MemorySegment handle,
+            List<OrtCustomOpDomain> domains, List<AutoCloseable> domainHolds) {
         super("OrtSession", handle);
         this.environment = environment;
         this.environmentHold = environmentHold;
-        this.domains = options.customOpDomains();
+        this.domains = domains;
+        this.domainHolds = domainHolds;
         try {
-            for (OrtCustomOpDomain d : domains) {
-                domainHolds.add(d.holdForSession());
-            }
             this.inputs = readNodes(true);
             this.outputs = readNodes(false);
         } catch (RuntimeException e) {
@@ -61,33 +60,57 @@ public final class OrtSession extends NativeObject {
         outputNames = cNames(outputs.keySet(), outputIndex);
     }
 
-    /** Loads a model from a file or from memory; the session holds its environment until it is closed. */
+    /**
+     * Loads a model from a file or from memory. The session holds its environment and the options'
+     * custom-op domains until it is closed; the holds are taken, with the options held open, before ORT
+     * creates the domains' kernels.
+     */
     static OrtSession create(OrtEnvironment environment, Path modelPath, byte[] modelBytes, SessionOptions options) {
         Lease env = environment.retain();
-        try {
-            return new OrtSession(environment, env, load(env.handle(), modelPath, modelBytes, options), options);
+        List<OrtCustomOpDomain> domains;
+        List<AutoCloseable> domainHolds = new ArrayList<>();
+        MemorySegment handle;
+        try (Lease opts = Handles.acquire(options)) {
+            domains = options.customOpDomains();
+            for (OrtCustomOpDomain d : domains) {
+                domainHolds.add(d.holdForSession());
+            }
+            handle = load(env.handle(), modelPath, modelBytes, opts.handle());
         } catch (RuntimeException e) {
+            closeAll(domainHolds);
             env.close();
             throw e;
         }
+        return new OrtSession(environment, env, handle, domains, domainHolds); // releases them all if it fails
     }
 
-    private static MemorySegment load(MemorySegment env, Path modelPath, byte[] modelBytes, SessionOptions options) {
-        try (Lease opts = Handles.acquire(options); Arena arena = Arena.ofConfined()) {
+    private static MemorySegment load(MemorySegment env, Path modelPath, byte[] modelBytes, MemorySegment options) {
+        try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             if (modelPath != null) {
                 if (!Files.isRegularFile(modelPath)) {
                     throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "model file " + modelPath + " does not exist");
                 }
                 Api.checkStatus(OrtApi.CreateSession.invoke(Api.Session.CreateSession, env,
-                        arena.allocateFrom(modelPath.toString()), opts.handle(), out), "cannot load model " + modelPath);
+                        arena.allocateFrom(modelPath.toString()), options, out), "cannot load model " + modelPath);
             } else {
                 MemorySegment bytes = arena.allocate(Math.max(1, modelBytes.length));
                 MemorySegment.copy(MemorySegment.ofArray(modelBytes), 0, bytes, 0, modelBytes.length);
                 Api.checkStatus(OrtApi.CreateSessionFromArray.invoke(Api.Session.CreateSessionFromArray, env, bytes,
-                        modelBytes.length, opts.handle(), out), "cannot load model from " + modelBytes.length + " bytes");
+                        modelBytes.length, options, out), "cannot load model from " + modelBytes.length + " bytes");
             }
             return out.get(ADDRESS, 0);
+        }
+    }
+
+    /** Ends the holds on custom-op domains. */
+    private static void closeAll(List<AutoCloseable> holds) {
+        for (AutoCloseable hold : holds) {
+            try {
+                hold.close();
+            } catch (Exception e) {
+                throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "releasing " + hold + ": " + e, e);
+            }
         }
     }
 
@@ -328,15 +351,11 @@ public final class OrtSession extends NativeObject {
     @Override
     protected void afterClose() {
         names.close();
-        for (AutoCloseable hold : domainHolds) {
-            try {
-                hold.close();
-            } catch (Exception e) {
-                throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "releasing " + hold + ": " + e, e);
-            }
+        try {
+            closeAll(domainHolds);
+        } finally {
+            environmentHold.close();
         }
-        domainHolds.clear();
-        environmentHold.close();
     }
 
     /** Reads a model file's bytes (a convenience for {@link OrtEnvironment#createSession(byte[])}). */

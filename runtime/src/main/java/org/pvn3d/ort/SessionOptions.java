@@ -188,12 +188,11 @@ public final class SessionOptions extends NativeObject {
      * created from them keep its native structures alive, so the domain may be closed at any time.
      */
     public SessionOptions registerCustomOps(OrtCustomOpDomain domain) {
-        AutoCloseable hold;
-        try (Lease use = acquire()) {
-            hold = domain.addTo(use.handle());
-        }
-        synchronized (domains) {
-            domains.add(new AddedDomain(domain, hold));
+        try (Lease use = acquire()) { // a close waits, and then finds the domain in the list
+            AutoCloseable hold = domain.addTo(use.handle());
+            synchronized (domains) {
+                domains.add(new AddedDomain(domain, hold));
+            }
         }
         return this;
     }
