@@ -1,5 +1,5 @@
 #!/usr/bin/env -S /usr/bin/python3
-"""Write the foundation test models (issue 2) into runtime/src/test/resources/models/.
+"""Write the foundation test models into runtime/src/test/resources/models/.
 
 Every model is built with the onnx helper API at opset 17 and IR version 8, so that
 ONNX Runtime 1.16 loads it. The output is deterministic: running the script twice gives

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the benchmark suite (issue 6) on a machine with an NVIDIA GPU, given a Java 22+ runtime and an
+# Runs the benchmark suite on a machine with an NVIDIA GPU, given a Java 22+ runtime and an
 # ORT build for that machine's CUDA, from the bundle that benchmarks/gpu/make-bench-bundle.sh made:
 #
 #   bash benchmarks/gpu/run-benchmarks.sh [JAVA] [ORT_DIR]
@@ -55,7 +55,7 @@ phase() { echo "== $1 ($(( $(date +%s) - t_start )) s)"; }
 
 MAIN="FPS_B1_N12288_np2048,BallQuery_B1_N12288_M2048_S16_r0.0175,GroupPoints_B8_C256_N1024_M512_S32"
 MAIN+=",ThreeNN_B1_n12288_m2048,ThreeInterpolate_B1_C128_m2048_n12288,GatherPoints_B8_C256_N4096_M1024"
-# the pose operators (issue 8) at B = 1 against PyTorch's MeanShift_K9_N3000; B = 4 (and the B = 8 sizes
+# the pose operators at B = 1 against PyTorch's MeanShift_K9_N3000; B = 4 (and the B = 8 sizes
 # of the PointNet++ kernels) only in the full profile
 MAIN+=",VoteAggregate_B1_K9_N3000,PoseSolve_B1_K9_N3000"
 case "$PROFILE" in
