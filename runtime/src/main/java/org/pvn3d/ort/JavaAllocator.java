@@ -53,7 +53,7 @@ public final class JavaAllocator implements AutoCloseable {
      * failure is an exception (the upcall turns it into a null pointer for ORT).
      */
     public interface Backing {
-        /** A new block of {@code bytes} (at least 1); returns its address. */
+        /** A new block of {@code bytes} (at least 1); returns its address (0 or an exception when there is none). */
         long allocate(long bytes);
 
         /** Frees a block {@link #allocate} returned. */
@@ -182,6 +182,10 @@ public final class JavaAllocator implements AutoCloseable {
                 return MemorySegment.NULL;
             }
             long address = backing.allocate(Math.max(size, 1));
+            if (address == 0) {
+                failed.incrementAndGet();
+                return MemorySegment.NULL;
+            }
             sizes.put(address, size);
             allocations.incrementAndGet();
             requested.addAndGet(size);
