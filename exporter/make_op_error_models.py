@@ -1,6 +1,6 @@
 #!/usr/bin/env -S /usr/bin/python3
 """Write the small one-node models the Java custom-operator tests use to check error messages
-(issue 4) into runtime/src/test/resources/ops/errors/.
+into runtime/src/test/resources/ops/errors/.
 
 The error cases that depend on input values (npoint > N, an index outside its range, ThreeNN with
 m < 3, a wrong rank through ORT's own graph-input check) use the regular one-node models of

@@ -1,5 +1,5 @@
 #!/usr/bin/env -S /usr/bin/python3
-"""Write the one-node custom-operator models and their fixtures (issue 4) into
+"""Write the one-node custom-operator models and their fixtures into
 runtime/src/test/resources/ops/.
 
 For each of the six PointNet++ operators of spec/ops.md:

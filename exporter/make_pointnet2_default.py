@@ -1,5 +1,5 @@
 #!/usr/bin/env -S /usr/bin/python3
-"""Build, export and check the embedded default model (issue 4), its bunny sample and the
+"""Build, export and check the embedded default model, its bunny sample and the
 reference output.
 
 Writes

@@ -1,5 +1,5 @@
 #!/usr/bin/env -S /usr/bin/python3
-"""Write the one-node pose-operator models and their fixtures (issue 8) into
+"""Write the one-node pose-operator models and their fixtures into
 runtime/src/test/resources/ops/pose/.
 
 Models (domain ai.onnx.contrib, opset imports {"": 17, "ai.onnx.contrib": 1}, IR version 8,

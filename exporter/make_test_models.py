@@ -1,5 +1,5 @@
 #!/usr/bin/env -S /usr/bin/python3
-"""Write the foundation test models (issue 2) into runtime/src/test/resources/models/.
+"""Write the foundation test models into runtime/src/test/resources/models/.
 
 Every model is built with the onnx helper API at opset 17 and IR version 8, so that
 ONNX Runtime 1.16 loads it. The output is deterministic: running the script twice gives
@@ -107,6 +107,21 @@ def unknown_op():
                                  helper.make_opsetid("com.example.unknown", 1)])
 
 
+def contrib_strings():
+    # Two string operators of onnxruntime-extensions (domain ai.onnx.contrib), for the test that
+    # registers that native library: text -> StringUpper -> upper, text -> StringLength -> length.
+    text = helper.make_tensor_value_info("text", TensorProto.STRING, ["n"])
+    upper = helper.make_tensor_value_info("upper", TensorProto.STRING, ["n"])
+    length = helper.make_tensor_value_info("length", TensorProto.INT64, ["n"])
+    nodes = [
+        helper.make_node("StringUpper", ["text"], ["upper"], name="upper", domain="ai.onnx.contrib"),
+        helper.make_node("StringLength", ["text"], ["length"], name="length", domain="ai.onnx.contrib"),
+    ]
+    g = helper.make_graph(nodes, "contrib_strings", [text], [upper, length])
+    return make_model(g, opsets=[helper.make_opsetid("", OPSET),
+                                 helper.make_opsetid("ai.onnx.contrib", 1)])
+
+
 def matmul_chain():
     rng = np.random.RandomState(20240601)
     w1 = (rng.standard_normal((64, 64)) / 8.0).astype(np.float32)
@@ -145,6 +160,7 @@ def main(argv=None):
         save(identity(suffix, elem), args.out, "identity_%s.onnx" % suffix)
     save(add16(), args.out, "add16.onnx")
     save(unknown_op(), args.out, "unknown_op.onnx")
+    save(contrib_strings(), args.out, "contrib_strings.onnx")
     garbage = os.path.join(args.out, "not_a_model.onnx")
     with open(garbage, "wb") as f:
         # not a protobuf: an invalid wire type right at the start

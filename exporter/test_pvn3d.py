@@ -1,4 +1,4 @@
-"""Tests of the PVN3D exporter (issue 7): the committed tiny model against its fixture through the
+"""Tests of the PVN3D exporter: the committed tiny model against its fixture through the
 numpy evaluator, a fresh export with another batch size and point count, the resampling matrices,
 the checkpoint loader, the pose reference and the fixture's geometry.
 

@@ -25,6 +25,12 @@ for m in "${modules[@]}"; do
   # test classes stay folders: the tests open their fixtures as files
   [ -d "$m/target/test-classes" ] && cp -r "$m/target/test-classes" "$out/test-classes-$m"
 done
+# the native custom-op library the runtime's tests register: onnxruntime-extensions' linux-x64 library
+# only (its jar also carries the macOS and Windows builds), at the version the runtime's pom names
+mvn -B -q -pl runtime dependency:copy-dependencies -DincludeScope=test -DincludeArtifactIds=onnxruntime-extensions \
+  -DoutputDirectory="$top/$out/deps" >/dev/null
+unzip -q -o "$out"/deps/onnxruntime-extensions-*.jar 'ai/onnxruntime/extensions/native/linux-x64/*' -d "$out/onnxruntime-extensions"
+rm -rf "$out/deps"
 cp pvn3d-ops/target/cmake/bunny_positions.txt "$out/" 2>/dev/null || bash cuda-ops/tests/fetch_bunny.sh "$out"
 # the bunny mesh for exporting the PVN3D model there (no npm on the GPU machine)
 cp "$(bash exporter/fetch_bunny.sh)" "$out/bunny.json"

@@ -61,7 +61,7 @@ java_run() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_D
 jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar:$bundle/picocli.jar"
 tests="$bundle/test-classes-runtime:$bundle/test-classes-pvn3d-ops:$bundle/test-classes-pvn3d-pipeline"
 echo "== Java suite on the GPU (CUDA provider)"
-cp="$jars:$tests"
+cp="$jars:$tests:$bundle/onnxruntime-extensions"
 java_run "${pose_props[@]}" -Dpvn3d.test.memoryWarmup=40000 -jar "$bundle"/junit-platform-console-standalone-*.jar execute \
   --class-path "$cp" --scan-class-path "$tests" --details=tree --disable-banner \
   ${JUNIT_ARGS:-} > "$OUT/junit.txt" 2>&1

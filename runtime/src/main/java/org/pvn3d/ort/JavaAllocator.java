@@ -13,17 +13,18 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
-import org.pvn3d.ort.cuda.DeviceBuffer;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * An allocator implemented in Java ({@code OrtAllocator} whose {@code Alloc}, {@code Free} and
  * {@code Info} are upcalls), registered with {@link OrtEnvironment#registerAllocator(JavaAllocator)} so
- * that sessions created with {@code session.use_env_allocators = 1} allocate through it. Backed by
- * host memory ({@link #cpu()}: 64-byte aligned {@code aligned_alloc}) or by device memory
- * ({@link #cuda(int)}: one {@code cudaMalloc} per block, as {@link DeviceBuffer} does it). Its
- * {@link #counters()} show what ORT asked for. Upcalls are thread-safe and never throw: a failure
- * becomes a null pointer (ORT turns that into an allocation error of the run or session).
+ * that sessions created with {@code session.use_env_allocators = 1} allocate through it. Its blocks come
+ * from a {@link Backing}: host memory ({@link #cpu()}: 64-byte aligned {@code aligned_alloc}) or, for
+ * example, CUDA device memory ({@code org.pvn3d.ort.cuda.CudaJavaAllocator}: one {@code cudaMalloc} per
+ * block). Its {@link #counters()} show what ORT asked for. Upcalls are thread-safe and never throw: a
+ * failure becomes a null pointer (ORT turns that into an allocation error of the run or session).
  *
  * <p><b>Lifetime.</b> The backing memory of every block is freed when ORT frees it, also after
  * {@link #close()}; after close new allocations fail (null). ORT keeps a raw pointer to the allocator
@@ -47,17 +48,59 @@ public final class JavaAllocator implements AutoCloseable {
         FREE = linker.downcallHandle(libc.find("free").orElseThrow(), FunctionDescriptor.ofVoid(ADDRESS));
     }
 
+    /**
+     * Where the blocks come from. Both methods may be called from any thread, at the same time; a
+     * failure is an exception (the upcall turns it into a null pointer for ORT).
+     */
+    public interface Backing {
+        /** A new block of {@code bytes} (at least 1); returns its address (0 or an exception when there is none). */
+        long allocate(long bytes);
+
+        /** Frees a block {@link #allocate} returned. */
+        void free(long address);
+    }
+
+    /** Host memory: 64-byte aligned blocks from the C library. */
+    private static final Backing HOST = new Backing() {
+        @Override
+        public long allocate(long bytes) {
+            long rounded = (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+            try {
+                long address = ((MemorySegment) ALIGNED_ALLOC.invokeExact(ALIGNMENT, rounded)).address();
+                if (address == 0) {
+                    throw new OrtException(OrtErrorCode.ORT_FAIL, "out of host memory allocating " + bytes + " bytes");
+                }
+                return address;
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new OrtException(OrtErrorCode.ORT_FAIL, "aligned_alloc failed: " + t, t);
+            }
+        }
+
+        @Override
+        public void free(long address) {
+            try {
+                FREE.invokeExact(MemorySegment.ofAddress(address));
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new OrtException(OrtErrorCode.ORT_FAIL, "free failed: " + t, t);
+            }
+        }
+    };
+
     /** What ORT asked of this allocator so far. */
     public record Counters(long allocations, long frees, long bytesLive, long peakBytes, long bytesRequested,
             long failedAllocations) {}
 
     private final String description;
-    private final int cudaDevice; // -1 for host memory
+    private final Backing backing;
     private final Arena nativeParts = Arena.ofShared();
     private final OrtMemoryInfo info;
+    private final MemorySegment infoHandle; // what the Info upcall returns: info is kept as long as the struct
     private final MemorySegment struct;
     private final Map<Long, Long> sizes = new ConcurrentHashMap<>();
-    private final Map<Long, DeviceBuffer> deviceBlocks = new ConcurrentHashMap<>();
     private final AtomicLong allocations = new AtomicLong();
     private final AtomicLong frees = new AtomicLong();
     private final AtomicLong live = new AtomicLong();
@@ -68,10 +111,13 @@ public final class JavaAllocator implements AutoCloseable {
     private volatile boolean closed;
     private volatile boolean registered;
 
-    private JavaAllocator(String description, int cudaDevice, OrtMemoryInfo info) {
+    private JavaAllocator(String description, OrtMemoryInfo info, Backing backing) {
         this.description = description;
-        this.cudaDevice = cudaDevice;
+        this.backing = backing;
         this.info = info;
+        try (Lease l = Handles.acquire(info)) {
+            this.infoHandle = l.handle();
+        }
         this.struct = nativeParts.allocate(org.pvn3d.ort.ffm.OrtAllocator.layout());
         // version 16: ORT reads no member beyond Info (Reserve and GetStats come with versions 18 and 23)
         org.pvn3d.ort.ffm.OrtAllocator.version(struct, OrtRuntime.API_VERSION);
@@ -83,12 +129,15 @@ public final class JavaAllocator implements AutoCloseable {
 
     /** Host memory, described as {@code Cpu} / device allocator / default memory: what the CPU provider uses. */
     public static JavaAllocator cpu() {
-        return new JavaAllocator("host", -1, OrtMemoryInfo.cpu(OrtMemoryInfo.AllocatorType.DEVICE));
+        return new JavaAllocator("host", OrtMemoryInfo.cpu(OrtMemoryInfo.AllocatorType.DEVICE), HOST);
     }
 
-    /** Device memory on CUDA device {@code device}, described as {@code Cuda} / device allocator / default memory. */
-    public static JavaAllocator cuda(int device) {
-        return new JavaAllocator("cuda:" + device, device, OrtMemoryInfo.cuda(device));
+    /**
+     * An allocator whose blocks come from {@code backing}, for the memory {@code info} describes (which
+     * the allocator owns from now on: do not close it). {@code description} names it in messages.
+     */
+    public static JavaAllocator create(String description, OrtMemoryInfo info, Backing backing) {
+        return new JavaAllocator(description, info, backing);
     }
 
     /** The memory description ORT sees (owned by this allocator: do not close it). */
@@ -132,19 +181,10 @@ public final class JavaAllocator implements AutoCloseable {
                 failed.incrementAndGet();
                 return MemorySegment.NULL;
             }
-            long bytes = Math.max(size, 1);
-            long address;
-            if (cudaDevice < 0) {
-                long rounded = (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
-                address = ((MemorySegment) ALIGNED_ALLOC.invokeExact(ALIGNMENT, rounded)).address();
-                if (address == 0) {
-                    failed.incrementAndGet();
-                    return MemorySegment.NULL;
-                }
-            } else {
-                DeviceBuffer b = DeviceBuffer.allocate(cudaDevice, bytes);
-                address = b.address();
-                deviceBlocks.put(address, b);
+            long address = backing.allocate(Math.max(size, 1));
+            if (address == 0) {
+                failed.incrementAndGet();
+                return MemorySegment.NULL;
             }
             sizes.put(address, size);
             allocations.incrementAndGet();
@@ -167,14 +207,7 @@ public final class JavaAllocator implements AutoCloseable {
             if (size == null) {
                 return; // not ours: never free what we did not hand out
             }
-            if (cudaDevice < 0) {
-                FREE.invokeExact(p);
-            } else {
-                DeviceBuffer b = deviceBlocks.remove(p.address());
-                if (b != null) {
-                    b.close();
-                }
-            }
+            backing.free(p.address());
             frees.incrementAndGet();
             live.addAndGet(-size);
         } catch (Throwable t) {
@@ -184,7 +217,7 @@ public final class JavaAllocator implements AutoCloseable {
 
     private MemorySegment infoUpcall(MemorySegment self) {
         try {
-            return info.handle();
+            return infoHandle;
         } catch (Throwable t) {
             return MemorySegment.NULL;
         }

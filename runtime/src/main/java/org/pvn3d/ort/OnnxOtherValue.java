@@ -21,6 +21,6 @@ public final class OnnxOtherValue extends NativeObject implements OnnxValue {
 
     @Override
     protected void releaseNative(MemorySegment handle) {
-        OrtApi.ReleaseValue.invoke(Api.ReleaseValue, handle);
+        OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, handle);
     }
 }

@@ -15,13 +15,15 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.HostMemory;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.Memory;
-import org.pvn3d.ort.internal.NativeObject;
-import org.pvn3d.ort.internal.Shapes;
 
 /**
- * A tensor ({@code OrtValue}) in host memory.
+ * A tensor ({@code OrtValue}) whose data is in host memory, read and written from Java: created from
+ * Java arrays, over memory segments, or returned by a run. (Tensors in device memory are
+ * {@link DeviceTensor}s.)
  *
  * <p>Who owns the data:
  * <ul>
@@ -30,35 +32,30 @@ import org.pvn3d.ort.internal.Shapes;
  *   <li>created over a {@link MemorySegment} ({@link #fromSegment}): no copy; the segment stays the
  *       caller's and must stay alive while the tensor is used (a tensor whose segment's arena was
  *       closed fails with an exception when used, it is never read);</li>
+ *   <li>created over host-accessible memory another object owns (an {@link OrtAllocator}, a
+ *       {@link TensorMemory} such as CUDA-pinned memory): the tensor holds that memory until it is
+ *       closed;</li>
  *   <li>returned by a session run: ORT's memory, freed by {@link #close()}, independent of the
  *       session (a result may outlive its session).</li>
  * </ul>
  * Arrays and segments are in the platform's native byte order, row-major.
  */
-public final class OnnxTensor extends NativeObject implements OnnxValue {
-    private final TensorInfo info;
-    private final MemorySegment data; // host data; NULL for string tensors
+public final class OnnxTensor extends OnnxTensorLike {
+    private final MemorySegment data; // NULL for string tensors
     private final MemorySegment ownedData; // non-null when this tensor owns the data (HostMemory)
-    private final MemorySegment userData;
-    // ---- device tensors (issue 5): where the data lives and what keeps it alive ----
-    private final long deviceAddress;      // non-zero for a tensor whose data the host cannot read
-    private final AutoCloseable memoryClaim; // a claim on a CudaBuffer or OrtAllocator behind the data
-    // ---- end of the device-tensor fields ----
+    private final MemorySegment userData; // the caller's segment behind the data, checked before each use
 
-    private OnnxTensor(MemorySegment value, TensorInfo info, MemorySegment data, MemorySegment ownedData,
-            MemorySegment userData) {
-        this(value, info, data, ownedData, userData, 0, null);
+    /** A tensor over ORT's memory, or memory {@code memoryHold} keeps (may be null). */
+    OnnxTensor(MemorySegment value, TensorInfo info, MemorySegment data, AutoCloseable memoryHold) {
+        this(value, info, data, null, null, memoryHold);
     }
 
     private OnnxTensor(MemorySegment value, TensorInfo info, MemorySegment data, MemorySegment ownedData,
-            MemorySegment userData, long deviceAddress, AutoCloseable memoryClaim) {
-        super("OrtValue", value);
-        this.info = info;
+            MemorySegment userData, AutoCloseable memoryHold) {
+        super(value, info, memoryHold);
         this.data = data;
         this.ownedData = ownedData;
         this.userData = userData;
-        this.deviceAddress = deviceAddress;
-        this.memoryClaim = memoryClaim;
     }
 
     // ---- creation from Java arrays (copied) ----
@@ -143,7 +140,7 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dims = arena.allocateFrom(JAVA_LONG, shape);
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.CreateTensorAsOrtValue.invoke(Api.CreateTensorAsOrtValue, Memory.DEFAULT_ALLOCATOR,
+            Api.checkStatus(OrtApi.CreateTensorAsOrtValue.invoke(Api.Value.CreateTensorAsOrtValue, Memory.DEFAULT_ALLOCATOR,
                     dims, shape.length, OnnxTensorType.STRING.value(), out), "CreateTensorAsOrtValue(string)");
             MemorySegment value = out.get(ADDRESS, 0);
             try {
@@ -155,14 +152,13 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
                         }
                         strings.setAtIndex(ADDRESS, i, arena.allocateFrom(data[i], StandardCharsets.UTF_8));
                     }
-                    Api.check(OrtApi.FillStringTensor.invoke(Api.FillStringTensor, value, strings, count), "FillStringTensor");
+                    Api.checkStatus(OrtApi.FillStringTensor.invoke(Api.Value.FillStringTensor, value, strings, count), "FillStringTensor");
                 }
             } catch (RuntimeException e) {
-                OrtApi.ReleaseValue.invoke(Api.ReleaseValue, value);
+                OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, value);
                 throw e;
             }
-            return new OnnxTensor(value, new TensorInfo(OnnxTensorType.STRING, shape, blankNames(shape.length)),
-                    MemorySegment.NULL, null, null);
+            return new OnnxTensor(value, infoOf(OnnxTensorType.STRING, shape), MemorySegment.NULL, null);
         }
     }
 
@@ -175,6 +171,8 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
         MemorySegment data = HostMemory.allocateZeroed(count * type.byteSize());
         return wrap(type, shape, data, data, null);
     }
+
+    // ---- creation over memory, without a copy ----
 
     /**
      * A tensor over {@code data} without a copy. The segment must be a native segment holding at
@@ -198,6 +196,74 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
         return wrap(type, shape, data.asSlice(0, bytes), null, data);
     }
 
+    /**
+     * A tensor over host-accessible memory described by {@code memoryInfo} (for example page-locked
+     * memory from another CUDA library), no copy. The memory stays the caller's, who keeps it allocated
+     * while the tensor is used. Device memory is refused: it makes a {@link DeviceTensor}.
+     */
+    public static OnnxTensor createTensor(OrtMemoryInfo memoryInfo, MemorySegment memory, OnnxTensorType type,
+            long... shape) {
+        requireHostMemory(memoryInfo.isHostAccessible(), memoryInfo.toString(), "createTensor(OrtMemoryInfo, ...)");
+        if (!memory.isNative()) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "host memory for a tensor must be a native segment");
+        }
+        long bytes = checkWrappable(type, shape, memory.byteSize());
+        MemorySegment data = memory.asSlice(0, bytes);
+        return new OnnxTensor(createOver(memoryInfo, data, bytes, type, shape), infoOf(type, shape), data, null, memory,
+                null);
+    }
+
+    /**
+     * A tensor over host-accessible memory that {@code memory}'s owner allocated (e.g. a
+     * {@code PinnedBuffer}), no copy, covering its first bytes. The tensor holds the memory allocated
+     * until it is closed, so the owner may be closed first. Device memory is refused: it makes a
+     * {@link DeviceTensor}.
+     */
+    public static OnnxTensor createTensor(TensorMemory memory, OnnxTensorType type, long... shape) {
+        long bytes = checkWrappable(type, shape, memory.byteSize());
+        try (OrtMemoryInfo info = memory.memoryInfo()) {
+            requireHostMemory(info.isHostAccessible(), memory.toString(), "createTensor(TensorMemory, ...)");
+            AutoCloseable hold = memory.hold();
+            try {
+                MemorySegment data = memory.memory().asSlice(0, bytes);
+                return new OnnxTensor(createOver(info, data, bytes, type, shape), infoOf(type, shape), data, hold);
+            } catch (RuntimeException e) {
+                closeHold(hold);
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * A tensor whose memory {@code allocator} allocates in host-accessible memory
+     * ({@code CreateTensorAsOrtValue}). ORT frees it through the allocator when the tensor is closed, so
+     * the tensor holds the allocator until then. Contents are uninitialised. A device allocator is
+     * refused: it makes a {@link DeviceTensor}.
+     */
+    public static OnnxTensor createTensor(OrtAllocator allocator, OnnxTensorType type, long... shape) {
+        requireHostMemory(allocator.isHostAccessible(), allocator.toString(), "createTensor(OrtAllocator, ...)");
+        if (type == OnnxTensorType.STRING || type == OnnxTensorType.UNDEFINED) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot allocate a " + type + " tensor this way");
+        }
+        long count = checkShape(shape, -1, type);
+        Lease hold = Handles.retain(allocator);
+        try {
+            MemorySegment[] valueAndData = allocateIn(allocator, type, shape);
+            return new OnnxTensor(valueAndData[0], infoOf(type, shape),
+                    valueAndData[1].reinterpret(count * type.byteSize()), hold);
+        } catch (RuntimeException e) {
+            hold.close();
+            throw e;
+        }
+    }
+
+    private static void requireHostMemory(boolean hostAccessible, String what, String call) {
+        if (!hostAccessible) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, what + " is device memory, which the host "
+                    + "cannot read: make a DeviceTensor (DeviceTensor." + call + ")");
+        }
+    }
+
     private static OnnxTensor copyOf(OnnxTensorType type, MemorySegment src, long count, long[] shape) {
         checkShape(shape, count, type);
         long bytes = count * type.byteSize();
@@ -208,63 +274,15 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
 
     private static OnnxTensor wrap(OnnxTensorType type, long[] shape, MemorySegment data, MemorySegment owned,
             MemorySegment user) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment dims = arena.allocateFrom(JAVA_LONG, shape);
-            MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.CreateTensorWithDataAsOrtValue.invoke(Api.CreateTensorWithDataAsOrtValue,
-                    Memory.CPU_MEMORY_INFO, data, data.byteSize(), dims, shape.length, type.value(), out),
-                    "CreateTensorWithDataAsOrtValue");
-            return new OnnxTensor(out.get(ADDRESS, 0), new TensorInfo(type, shape, blankNames(shape.length)), data,
-                    owned, user);
+        try {
+            MemorySegment value = createOver(Memory.CPU_MEMORY_INFO, OrtMemoryInfo.CPU, data, data.byteSize(), type, shape);
+            return new OnnxTensor(value, infoOf(type, shape), data, owned, user, null);
         } catch (RuntimeException e) {
             if (owned != null) {
                 HostMemory.free(owned);
             }
             throw e;
         }
-    }
-
-    /** Wraps an {@code OrtValue} that ORT allocated (a run's output); this tensor releases it. */
-    static OnnxTensor fromOrtValue(MemorySegment value) {
-        TensorInfo info;
-        MemorySegment data = MemorySegment.NULL;
-        long deviceAddress = 0;
-        try {
-            info = Shapes.tensorInfoOfValue(value);
-            if (info.getType() != OnnxTensorType.STRING) {
-                try (Arena arena = Arena.ofConfined()) {
-                    MemorySegment out = arena.allocate(ADDRESS);
-                    Api.check(OrtApi.GetTensorMutableData.invoke(Api.GetTensorMutableData, value, out));
-                    MemorySegment p = out.get(ADDRESS, 0);
-                    // (issue 5) an output ORT allocated on a device is a device tensor: never read from the host
-                    if (isOnDevice(value)) {
-                        deviceAddress = p.address() == 0 ? 1 : p.address();
-                    } else {
-                        data = p.reinterpret(info.getElementCount() * info.getType().byteSize());
-                    }
-                }
-            }
-        } catch (RuntimeException e) {
-            OrtApi.ReleaseValue.invoke(Api.ReleaseValue, value);
-            throw e;
-        }
-        return new OnnxTensor(value, info, data, null, null, deviceAddress, null);
-    }
-
-    private static long checkShape(long[] shape, long count, OnnxTensorType type) {
-        long n = 1;
-        for (long d : shape) {
-            if (d < 0) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "negative dimension in shape "
-                        + Arrays.toString(shape));
-            }
-            n = Math.multiplyExact(n, d);
-        }
-        if (count >= 0 && n != count) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "shape " + Arrays.toString(shape) + " holds "
-                    + n + " elements but " + count + " " + type + " values were given");
-        }
-        return n;
     }
 
     private static int elementBytes(Object array) {
@@ -279,33 +297,10 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
         };
     }
 
-    private static String[] blankNames(int rank) {
-        String[] names = new String[rank];
-        Arrays.fill(names, "");
-        return names;
-    }
-
-    // ---- description ----
-
+    /** Always false: an {@code OnnxTensor}'s data is in host memory. */
     @Override
-    public OnnxValueType getValueType() {
-        return OnnxValueType.TENSOR;
-    }
-
-    public TensorInfo getInfo() {
-        return info;
-    }
-
-    public OnnxTensorType getType() {
-        return info.getType();
-    }
-
-    public long[] getShape() {
-        return info.getShape();
-    }
-
-    public long getElementCount() {
-        return info.getElementCount();
+    public boolean isOnDevice() {
+        return false;
     }
 
     // ---- reading ----
@@ -316,11 +311,10 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
      */
     public MemorySegment data() {
         handle();
-        checkHostAccessible();
         if (info.getType() == OnnxTensorType.STRING) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "a string tensor has no flat data segment");
         }
-        checkUserData();
+        checkMemoryAlive();
         return data;
     }
 
@@ -374,8 +368,8 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
     }
 
     public String[] getStringArray() {
-        MemorySegment value = acquire();
-        try {
+        try (Lease use = acquire()) {
+            MemorySegment value = use.handle();
             if (info.getType() != OnnxTensorType.STRING) {
                 throw wrongType(OnnxTensorType.STRING);
             }
@@ -386,11 +380,11 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
             }
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment lengthOut = arena.allocate(JAVA_LONG);
-                Api.check(OrtApi.GetStringTensorDataLength.invoke(Api.GetStringTensorDataLength, value, lengthOut));
+                Api.checkStatus(OrtApi.GetStringTensorDataLength.invoke(Api.Value.GetStringTensorDataLength, value, lengthOut));
                 long length = lengthOut.get(JAVA_LONG, 0);
                 MemorySegment chars = arena.allocate(Math.max(1, length));
                 MemorySegment offsets = arena.allocate(JAVA_LONG, count);
-                Api.check(OrtApi.GetStringTensorContent.invoke(Api.GetStringTensorContent, value, chars, length,
+                Api.checkStatus(OrtApi.GetStringTensorContent.invoke(Api.Value.GetStringTensorContent, value, chars, length,
                         offsets, count));
                 for (int i = 0; i < count; i++) {
                     long start = offsets.getAtIndex(JAVA_LONG, i);
@@ -399,17 +393,14 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
                 }
             }
             return out;
-        } finally {
-            release();
         }
     }
 
     private MemorySegment read(ValueLayout layout, OnnxTensorType... accepted) {
         handle();
-        checkHostAccessible();
         for (OnnxTensorType t : accepted) {
             if (t == info.getType()) {
-                checkUserData();
+                checkMemoryAlive();
                 return data;
             }
         }
@@ -422,250 +413,12 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
     }
 
     /** Throws if the caller's segment behind this tensor has been freed (instead of reading freed memory). */
-    void checkUserData() {
+    @Override
+    void checkMemoryAlive() {
         if (userData != null && !userData.scope().isAlive()) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT,
                     "the memory segment behind this tensor has been freed (its arena was closed)");
         }
-    }
-
-    // ---- device tensors, tensors over ORT or Java allocations, copies (issue 5) ----
-
-    /**
-     * A tensor over a {@link org.pvn3d.ort.cuda.CudaBuffer} (device or pinned memory Java allocated), no
-     * copy. Ownership: the buffer's owner frees it, but this tensor holds a claim that keeps the memory
-     * allocated until the tensor is closed too (closing the buffer first is safe). The tensor covers the
-     * buffer's first bytes; the buffer must be large enough.
-     */
-    public static OnnxTensor createTensor(org.pvn3d.ort.cuda.CudaBuffer buffer, OnnxTensorType type, long... shape) {
-        long bytes = checkWrappable(type, shape, buffer.byteSize());
-        org.pvn3d.ort.cuda.CudaBuffer.Claim claim = buffer.claim();
-        try (OrtMemoryInfo mi = buffer.memoryInfo()) {
-            MemorySegment p = MemorySegment.ofAddress(buffer.address());
-            boolean host = buffer instanceof org.pvn3d.ort.cuda.PinnedBuffer;
-            MemorySegment hostData = host ? ((org.pvn3d.ort.cuda.PinnedBuffer) buffer).segment().asSlice(0, bytes) : MemorySegment.NULL;
-            return createOver(mi, p, bytes, type, shape, hostData, null, host ? 0 : p.address(), claim);
-        } catch (RuntimeException e) {
-            claim.close();
-            throw e;
-        }
-    }
-
-    /**
-     * A tensor over memory described by {@code memoryInfo} (e.g. device memory from another CUDA
-     * library), no copy. The memory stays the caller's, who keeps it allocated while the tensor is
-     * used; the segment's address and size are what matter (for device memory it is never accessed
-     * from Java). Host-accessible memory can be read with {@link #data()}, device memory cannot.
-     */
-    public static OnnxTensor createTensor(OrtMemoryInfo memoryInfo, MemorySegment memory, OnnxTensorType type,
-            long... shape) {
-        long bytes = checkWrappable(type, shape, memory.byteSize());
-        if (memoryInfo.isHostAccessible()) {
-            if (!memory.isNative()) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "host memory for a tensor must be a native segment");
-            }
-            return createOver(memoryInfo, memory, bytes, type, shape, memory.asSlice(0, bytes), memory, 0, null);
-        }
-        return createOver(memoryInfo, memory, bytes, type, shape, MemorySegment.NULL, null,
-                memory.address() == 0 ? 1 : memory.address(), null);
-    }
-
-    /**
-     * A tensor whose memory {@code allocator} allocates ({@code CreateTensorAsOrtValue}), e.g. on the
-     * device through a CUDA session's allocator. ORT frees it through the allocator when the tensor is
-     * closed, so the tensor keeps the allocator alive until then. Contents are uninitialised.
-     */
-    public static OnnxTensor createTensor(OrtAllocator allocator, OnnxTensorType type, long... shape) {
-        if (type == OnnxTensorType.STRING || type == OnnxTensorType.UNDEFINED) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot allocate a " + type + " tensor this way");
-        }
-        long count = checkShape(shape, -1, type);
-        AutoCloseable claim = allocator.claim();
-        MemorySegment value = MemorySegment.NULL;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment a = allocator.acquireHandle();
-            try {
-                MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.CreateTensorAsOrtValue.invoke(org.pvn3d.ort.internal.IoApi.CreateTensorAsOrtValue, a,
-                        arena.allocateFrom(JAVA_LONG, shape), shape.length, type.value(), out), "CreateTensorAsOrtValue");
-                value = out.get(ADDRESS, 0);
-            } finally {
-                allocator.releaseHandle();
-            }
-            MemorySegment dataOut = arena.allocate(ADDRESS);
-            Api.check(OrtApi.GetTensorMutableData.invoke(Api.GetTensorMutableData, value, dataOut));
-            MemorySegment p = dataOut.get(ADDRESS, 0);
-            TensorInfo ti = new TensorInfo(type, shape, blankNames(shape.length));
-            if (allocator.isHostAccessible()) {
-                return new OnnxTensor(value, ti, p.reinterpret(count * type.byteSize()), null, null, 0, claim);
-            }
-            return new OnnxTensor(value, ti, MemorySegment.NULL, null, null, p.address() == 0 ? 1 : p.address(), claim);
-        } catch (RuntimeException e) {
-            if (value.address() != 0) {
-                OrtApi.ReleaseValue.invoke(Api.ReleaseValue, value);
-            }
-            closeQuietly(claim);
-            throw e;
-        }
-    }
-
-    private static long checkWrappable(OnnxTensorType type, long[] shape, long available) {
-        if (type == OnnxTensorType.STRING || type == OnnxTensorType.UNDEFINED) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot wrap memory as a " + type + " tensor");
-        }
-        long bytes = checkShape(shape, -1, type) * type.byteSize();
-        if (available < bytes) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "memory of " + available
-                    + " bytes is too small for a " + type + " tensor of shape " + Arrays.toString(shape) + " (" + bytes + " bytes)");
-        }
-        return bytes;
-    }
-
-    private static OnnxTensor createOver(OrtMemoryInfo mi, MemorySegment p, long bytes, OnnxTensorType type, long[] shape,
-            MemorySegment hostData, MemorySegment user, long deviceAddress, AutoCloseable claim) {
-        MemorySegment info = mi.acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.CreateTensorWithDataAsOrtValue.invoke(Api.CreateTensorWithDataAsOrtValue, info, p, bytes,
-                    arena.allocateFrom(JAVA_LONG, shape), shape.length, type.value(), out),
-                    "CreateTensorWithDataAsOrtValue(" + mi.getName() + ")");
-            return new OnnxTensor(out.get(ADDRESS, 0), new TensorInfo(type, shape, blankNames(shape.length)), hostData,
-                    null, user, deviceAddress, claim);
-        } finally {
-            mi.release();
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // only releasing a claim; nothing to report
-        }
-    }
-
-    /** Whether an {@code OrtValue}'s tensor data lives where the host cannot read it. */
-    private static boolean isOnDevice(MemorySegment value) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.GetTensorMemoryInfo.invoke(org.pvn3d.ort.internal.IoApi.GetTensorMemoryInfo, value, out));
-            return !OrtMemoryInfo.isHostAccessible(out.get(ADDRESS, 0));
-        }
-    }
-
-    /** Whether this tensor's data is in device memory (not readable from the host). */
-    public boolean isOnDevice() {
-        handle();
-        return deviceAddress != 0;
-    }
-
-    /** Where the data lives ({@code GetTensorMemoryInfo}): a copy the caller closes. */
-    public OrtMemoryInfo getMemoryInfo() {
-        MemorySegment value = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.GetTensorMemoryInfo.invoke(org.pvn3d.ort.internal.IoApi.GetTensorMemoryInfo, value, out));
-            return OrtMemoryInfo.copyOf(out.get(ADDRESS, 0));
-        } finally {
-            release();
-        }
-    }
-
-    /** The device address of a device tensor's data (for passing to other CUDA code); throws for host tensors. */
-    public long deviceAddress() {
-        handle();
-        if (deviceAddress == 0) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "this tensor is in host memory; use data()");
-        }
-        return deviceAddress;
-    }
-
-    private long byteCount() {
-        return info.getElementCount() * info.getType().byteSize();
-    }
-
-    /** A copy of a device tensor in host memory, made on the legacy default stream (a host tensor is copied too). */
-    public OnnxTensor toHost() {
-        return toHost(null);
-    }
-
-    /** A copy of this tensor in host memory (a new tensor the caller owns), copied on {@code stream} and waited for. */
-    public OnnxTensor toHost(org.pvn3d.ort.cuda.CudaStream stream) {
-        acquire();
-        try {
-            if (info.getType() == OnnxTensorType.STRING) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "string tensors live on the host only");
-            }
-            OnnxTensor host = allocate(info.getType(), info.getShape());
-            try {
-                if (deviceAddress == 0) {
-                    checkUserData();
-                    MemorySegment.copy(data, 0, host.data, 0, byteCount());
-                } else if (byteCount() > 0) {
-                    org.pvn3d.ort.cuda.CudaCopy.deviceToHost(deviceAddress, host.data, stream);
-                }
-                return host;
-            } catch (RuntimeException e) {
-                host.close();
-                throw e;
-            }
-        } finally {
-            release();
-        }
-    }
-
-    /** Copies {@code dst.byteSize()} bytes (at most the tensor's size) of this tensor into host memory {@code dst}. */
-    public void copyToHost(MemorySegment dst, org.pvn3d.ort.cuda.CudaStream stream) {
-        acquire();
-        try {
-            if (dst.byteSize() > byteCount()) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the tensor holds " + byteCount() + " bytes, not " + dst.byteSize());
-            }
-            if (deviceAddress == 0) {
-                checkUserData();
-                MemorySegment.copy(data, 0, dst, 0, dst.byteSize());
-            } else {
-                org.pvn3d.ort.cuda.CudaCopy.deviceToHost(deviceAddress, dst, stream);
-            }
-        } finally {
-            release();
-        }
-    }
-
-    /** Overwrites this tensor's data (host or device) with all of {@code src}, which must be exactly the tensor's size. */
-    public void copyFromHost(MemorySegment src, org.pvn3d.ort.cuda.CudaStream stream) {
-        acquire();
-        try {
-            if (src.byteSize() != byteCount()) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the tensor holds " + byteCount() + " bytes, not " + src.byteSize());
-            }
-            if (info.getType() == OnnxTensorType.STRING) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot overwrite a string tensor's bytes");
-            }
-            if (deviceAddress == 0) {
-                checkUserData();
-                MemorySegment.copy(src, 0, data, 0, src.byteSize());
-            } else {
-                org.pvn3d.ort.cuda.CudaCopy.hostToDevice(src, deviceAddress, stream);
-            }
-        } finally {
-            release();
-        }
-    }
-
-    /** Throws instead of reading device memory from the host. */
-    private void checkHostAccessible() {
-        if (deviceAddress != 0) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "this tensor's data is in device memory, which the host "
-                    + "cannot read; copy it with toHost() or copyToHost(...) first");
-        }
-    }
-
-    // ---- end of the device-tensor block ----
-
-    @Override
-    protected void releaseNative(MemorySegment handle) {
-        OrtApi.ReleaseValue.invoke(Api.ReleaseValue, handle);
     }
 
     @Override
@@ -673,17 +426,6 @@ public final class OnnxTensor extends NativeObject implements OnnxValue {
         if (ownedData != null) {
             HostMemory.free(ownedData);
         }
-        if (memoryClaim != null) { // (issue 5) the buffer or allocator behind a device tensor
-            try {
-                memoryClaim.close();
-            } catch (Exception e) {
-                throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "releasing the memory behind " + this + ": " + e, e);
-            }
-        }
-    }
-
-    @Override
-    public String toString() {
-        return "OnnxTensor(" + info + (isClosed() ? ", closed)" : ")");
+        super.afterClose();
     }
 }

@@ -8,7 +8,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.IoApi;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -18,43 +18,38 @@ import org.pvn3d.ort.internal.NativeObject;
  *
  * <p><b>Ownership.</b> ORT's allocator object keeps the allocator it wraps alive (a shared pointer),
  * so this object stays usable after its session is closed. The caller closes it; tensors created from
- * it ({@link OnnxTensor#createTensor(OrtAllocator, OnnxTensorType, long...)}) each keep it alive until
- * they are closed (ORT's tensor frees through it), so the native allocator goes when the owner and
- * every such tensor have closed. Memory from {@link #alloc} must be given back with {@link #free}
+ * it ({@link OnnxTensor#createTensor(OrtAllocator, OnnxTensorType, long...)} for host memory,
+ * {@link DeviceTensor#createTensor(OrtAllocator, OnnxTensorType, long...)} for device memory) each hold
+ * it until they are closed (ORT's tensor frees through it), so the native allocator goes when the owner
+ * and every such tensor have closed. Memory from {@link #alloc} must be given back with {@link #free}
  * before closing; {@link #free} refuses pointers this object did not hand out (no double free).
  *
  * <p>Allocator statistics: the OrtAllocator struct of API 16 has only {@code Alloc}, {@code Free} and
  * {@code Info} (no {@code Reserve}, no {@code GetStats}, which later APIs add), so this binding offers
  * none; {@link JavaAllocator} keeps its own counters.
  */
-public final class OrtAllocator implements AutoCloseable {
-    private final Handle handle;
+public final class OrtAllocator extends NativeObject {
     private final boolean hostAccessible;
     private final Set<Long> outstanding = ConcurrentHashMap.newKeySet();
-    private int claims = 1;
-    private boolean ownerClosed;
 
     OrtAllocator(MemorySegment allocator) {
-        this.handle = new Handle(allocator);
+        super("OrtAllocator", allocator);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.AllocatorGetInfo.invoke(IoApi.AllocatorGetInfo, allocator, out));
+            Api.checkStatus(OrtApi.AllocatorGetInfo.invoke(Api.Allocator.AllocatorGetInfo, allocator, out));
             this.hostAccessible = OrtMemoryInfo.isHostAccessible(out.get(ADDRESS, 0));
         } catch (RuntimeException e) {
-            handle.close();
+            close();
             throw e;
         }
     }
 
     /** The allocator's memory description (a copy the caller closes). */
     public OrtMemoryInfo getMemoryInfo() {
-        MemorySegment a = use();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease a = acquire(); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.AllocatorGetInfo.invoke(IoApi.AllocatorGetInfo, a, out));
+            Api.checkStatus(OrtApi.AllocatorGetInfo.invoke(Api.Allocator.AllocatorGetInfo, a.handle(), out));
             return OrtMemoryInfo.copyOf(out.get(ADDRESS, 0));
-        } finally {
-            handle.release();
         }
     }
 
@@ -72,15 +67,13 @@ public final class OrtAllocator implements AutoCloseable {
         if (bytes < 0) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot allocate " + bytes + " bytes");
         }
-        MemorySegment a = use();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease a = acquire(); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.AllocatorAlloc.invoke(IoApi.AllocatorAlloc, a, bytes, out), "AllocatorAlloc(" + bytes + ")");
+            Api.checkStatus(OrtApi.AllocatorAlloc.invoke(Api.Allocator.AllocatorAlloc, a.handle(), bytes, out),
+                    "AllocatorAlloc(" + bytes + ")");
             MemorySegment p = out.get(ADDRESS, 0);
             outstanding.add(p.address());
             return hostAccessible ? p.reinterpret(bytes) : p;
-        } finally {
-            handle.release();
         }
     }
 
@@ -90,11 +83,9 @@ public final class OrtAllocator implements AutoCloseable {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "0x" + Long.toHexString(memory.address())
                     + " was not allocated by this allocator or was freed already");
         }
-        MemorySegment a = handle.acquire(); // frees are allowed after the owner closed, while tensors keep it
-        try {
-            Api.check(OrtApi.AllocatorFree.invoke(IoApi.AllocatorFree, a, memory), "AllocatorFree");
-        } finally {
-            handle.release();
+        // allowed after the owner closed, while tensors still hold the allocator
+        try (Lease a = acquireUnlessReleased()) {
+            Api.checkStatus(OrtApi.AllocatorFree.invoke(Api.Allocator.AllocatorFree, a.handle(), memory), "AllocatorFree");
         }
     }
 
@@ -103,73 +94,18 @@ public final class OrtAllocator implements AutoCloseable {
         return outstanding.size();
     }
 
-    private MemorySegment use() {
-        synchronized (this) {
-            if (ownerClosed) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "OrtAllocator is closed");
-            }
-        }
-        return handle.acquire();
-    }
-
-    /** The native handle for a tensor being created from it (internal). */
-    MemorySegment acquireHandle() {
-        return use();
-    }
-
-    void releaseHandle() {
-        handle.release();
-    }
-
-    /** Keeps the native allocator alive until the returned claim is closed (a tensor's hold). */
-    synchronized AutoCloseable claim() {
-        if (ownerClosed) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "OrtAllocator is closed");
-        }
-        claims++;
-        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
-        return () -> {
-            if (done.compareAndSet(false, true)) {
-                unclaim();
-            }
-        };
-    }
-
-    private synchronized void unclaim() {
-        if (--claims == 0) {
-            handle.close();
-        }
-    }
-
-    public synchronized boolean isClosed() {
-        return ownerClosed;
-    }
-
-    /** Ends the owner's use; the native allocator goes once no tensor needs it. Idempotent. */
     @Override
-    public void close() {
-        synchronized (this) {
-            if (ownerClosed) {
-                return;
-            }
-            ownerClosed = true;
-        }
-        unclaim();
+    protected OrtException closedException() {
+        return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "OrtAllocator is closed");
+    }
+
+    @Override
+    protected void releaseNative(MemorySegment handle) {
+        OrtApi.ReleaseAllocator.invoke(Api.Allocator.ReleaseAllocator, handle);
     }
 
     @Override
     public String toString() {
         return "OrtAllocator(" + (hostAccessible ? "host" : "device") + (isClosed() ? ", closed)" : ")");
-    }
-
-    private static final class Handle extends NativeObject {
-        Handle(MemorySegment h) {
-            super("OrtAllocator", h);
-        }
-
-        @Override
-        protected void releaseNative(MemorySegment handle) {
-            OrtApi.ReleaseAllocator.invoke(IoApi.ReleaseAllocator, handle);
-        }
     }
 }

@@ -9,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.IoApi;
 
 /**
  * Settings for an ORT arena allocator ({@code OrtArenaCfg}, built with {@code CreateArenaCfgV2}),
@@ -81,13 +80,13 @@ public final class OrtArenaConfig {
             i++;
         }
         MemorySegment out = arena.allocate(ADDRESS);
-        Api.check(OrtApi.CreateArenaCfgV2.invoke(IoApi.CreateArenaCfgV2, keys, values, n, out), "CreateArenaCfgV2 " + entries);
+        Api.checkStatus(OrtApi.CreateArenaCfgV2.invoke(Api.Allocator.CreateArenaCfgV2, keys, values, n, out), "CreateArenaCfgV2 " + entries);
         return out.get(ADDRESS, 0);
     }
 
     static void release(MemorySegment cfg) {
         if (cfg.address() != 0) {
-            OrtApi.ReleaseArenaCfg.invoke(IoApi.ReleaseArenaCfg, cfg);
+            OrtApi.ReleaseArenaCfg.invoke(Api.Allocator.ReleaseArenaCfg, cfg);
         }
     }
 

@@ -9,9 +9,13 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.ffm.OrtLoggingFunction;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -27,6 +31,8 @@ public final class OrtEnvironment implements AutoCloseable {
     /** The name of the Java logger ORT's own messages go to. */
     public static final String ORT_LOGGER = "onnxruntime";
     public static final String DEFAULT_LOG_ID = "pvn3d-ort";
+    /** The session configuration key by which a session takes its allocators from the environment. */
+    public static final String USE_ENV_ALLOCATORS = "session.use_env_allocators";
 
     private static final System.Logger ORT_LOG = System.getLogger(ORT_LOGGER);
     private static final MemorySegment LOG_CALLBACK =
@@ -37,8 +43,7 @@ public final class OrtEnvironment implements AutoCloseable {
     private final EnvHandle env;
     private final OrtLoggingLevel level;
     private final String logId;
-    private int users = 1; // the environment object itself plus one per open session
-    private boolean closed;
+    private final List<JavaAllocator> javaAllocators = new CopyOnWriteArrayList<>();
 
     private OrtEnvironment(EnvHandle env, OrtLoggingLevel level, String logId) {
         this.env = env;
@@ -56,10 +61,10 @@ public final class OrtEnvironment implements AutoCloseable {
      * existing one is returned as it is, like ORT's Java API does).
      */
     public static synchronized OrtEnvironment getEnvironment(OrtLoggingLevel level, String logId) {
-        if (instance == null || instance.closed) {
+        if (instance == null || instance.isClosed()) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.CreateEnvWithCustomLogger.invoke(Api.CreateEnvWithCustomLogger, LOG_CALLBACK,
+                Api.checkStatus(OrtApi.CreateEnvWithCustomLogger.invoke(Api.Env.CreateEnvWithCustomLogger, LOG_CALLBACK,
                         MemorySegment.NULL, level.value(), arena.allocateFrom(logId), out), "CreateEnv");
                 instance = new OrtEnvironment(new EnvHandle(out.get(ADDRESS, 0)), level, logId);
             }
@@ -85,29 +90,29 @@ public final class OrtEnvironment implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment arrayOut = arena.allocate(ADDRESS);
             MemorySegment countOut = arena.allocate(JAVA_INT);
-            Api.check(OrtApi.GetAvailableProviders.invoke(Api.GetAvailableProviders, arrayOut, countOut));
+            Api.checkStatus(OrtApi.GetAvailableProviders.invoke(Api.Env.GetAvailableProviders, arrayOut, countOut));
             int n = countOut.get(JAVA_INT, 0);
             MemorySegment array = arrayOut.get(ADDRESS, 0).reinterpret(ADDRESS.byteSize() * n);
             List<String> out = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 out.add(array.getAtIndex(ADDRESS, i).reinterpret(Long.MAX_VALUE).getString(0));
             }
-            Api.check(OrtApi.ReleaseAvailableProviders.invoke(Api.ReleaseAvailableProviders, array, n));
+            Api.checkStatus(OrtApi.ReleaseAvailableProviders.invoke(Api.Env.ReleaseAvailableProviders, array, n));
             return out;
         }
     }
 
     /** Creates a session from a model file. */
-    public OrtSession createSession(Path model, OrtSession.SessionOptions options) {
-        return new OrtSession(this, model, null, options);
+    public OrtSession createSession(Path model, SessionOptions options) {
+        return OrtSession.create(this, model, null, options);
     }
 
-    public OrtSession createSession(String model, OrtSession.SessionOptions options) {
+    public OrtSession createSession(String model, SessionOptions options) {
         return createSession(Path.of(model), options);
     }
 
     public OrtSession createSession(Path model) {
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             return createSession(model, options);
         }
     }
@@ -117,55 +122,30 @@ public final class OrtEnvironment implements AutoCloseable {
     }
 
     /** Creates a session from a model held in memory. */
-    public OrtSession createSession(byte[] model, OrtSession.SessionOptions options) {
-        return new OrtSession(this, null, model, options);
+    public OrtSession createSession(byte[] model, SessionOptions options) {
+        return OrtSession.create(this, null, model, options);
     }
 
     public OrtSession createSession(byte[] model) {
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             return createSession(model, options);
         }
     }
 
-    /** Registers a user (a session) that keeps the native environment alive; returns its handle. */
-    synchronized MemorySegment retain() {
-        if (closed) {
-            throw new OrtException("OrtEnvironment is closed");
-        }
-        users++;
-        return env.handle();
+    /** A hold on the native environment for a session, which keeps it alive until the session closes. */
+    Lease retain() {
+        return Handles.retain(env);
     }
 
-    synchronized void unretain() {
-        if (--users == 0) {
-            env.close();
-        }
-    }
-
-    /** The native handle (internal use). */
-    public MemorySegment handle() {
-        return env.handle();
-    }
-
-    public synchronized boolean isClosed() {
-        return closed;
+    public boolean isClosed() {
+        return env.isClosed();
     }
 
     /** Closes this environment; the native one goes once its sessions are closed too. Idempotent. */
     @Override
-    public synchronized void close() {
-        if (!closed) {
-            closed = true;
-            unretain();
-        }
+    public void close() {
+        env.close();
     }
-
-    // ---- allocators shared by sessions (issue 5) ----
-
-    /** The session configuration key by which a session takes its allocators from the environment. */
-    public static final String USE_ENV_ALLOCATORS = "session.use_env_allocators";
-
-    private final java.util.List<JavaAllocator> javaAllocators = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
      * Creates an allocator for {@code info} (CPU memory: ORT 1.16 accepts only CPU here) with the
@@ -176,22 +156,14 @@ public final class OrtEnvironment implements AutoCloseable {
      * closed afterwards.
      */
     public void createAndRegisterAllocator(OrtMemoryInfo info, OrtArenaConfig arena) {
-        MemorySegment e = env.acquire();
-        try (Arena a = Arena.ofConfined()) {
+        try (Lease e = Handles.acquire(env); Lease i = Handles.acquire(info); Arena a = Arena.ofConfined()) {
             MemorySegment cfg = arena == null ? MemorySegment.NULL : arena.toNative(a);
             try {
-                MemorySegment i = info.acquire();
-                try {
-                    Api.check(OrtApi.CreateAndRegisterAllocator.invoke(org.pvn3d.ort.internal.IoApi.CreateAndRegisterAllocator,
-                            e, i, cfg), "CreateAndRegisterAllocator(" + info + ", " + arena + ")");
-                } finally {
-                    info.release();
-                }
+                Api.checkStatus(OrtApi.CreateAndRegisterAllocator.invoke(Api.Env.CreateAndRegisterAllocator,
+                        e.handle(), i.handle(), cfg), "CreateAndRegisterAllocator(" + info + ", " + arena + ")");
             } finally {
                 OrtArenaConfig.release(cfg);
             }
-        } finally {
-            env.release();
         }
     }
 
@@ -201,33 +173,25 @@ public final class OrtEnvironment implements AutoCloseable {
      * CUDA provider options such as {@code device_id}.
      */
     public void createAndRegisterAllocator(String providerType, OrtMemoryInfo info, OrtArenaConfig arena,
-            java.util.Map<String, String> providerOptions) {
-        MemorySegment e = env.acquire();
-        try (Arena a = Arena.ofConfined()) {
+            Map<String, String> providerOptions) {
+        try (Lease e = Handles.acquire(env); Lease i = Handles.acquire(info); Arena a = Arena.ofConfined()) {
             int n = providerOptions.size();
             MemorySegment keys = a.allocate(ADDRESS, Math.max(1, n));
             MemorySegment values = a.allocate(ADDRESS, Math.max(1, n));
             int k = 0;
-            for (java.util.Map.Entry<String, String> o : providerOptions.entrySet()) {
+            for (Map.Entry<String, String> o : providerOptions.entrySet()) {
                 keys.setAtIndex(ADDRESS, k, a.allocateFrom(o.getKey()));
                 values.setAtIndex(ADDRESS, k, a.allocateFrom(o.getValue()));
                 k++;
             }
             MemorySegment cfg = arena == null ? MemorySegment.NULL : arena.toNative(a);
             try {
-                MemorySegment i = info.acquire();
-                try {
-                    Api.check(OrtApi.CreateAndRegisterAllocatorV2.invoke(org.pvn3d.ort.internal.IoApi.CreateAndRegisterAllocatorV2,
-                            e, a.allocateFrom(providerType), i, cfg, keys, values, n),
-                            "CreateAndRegisterAllocatorV2(" + providerType + ", " + info + ", " + arena + ")");
-                } finally {
-                    info.release();
-                }
+                Api.checkStatus(OrtApi.CreateAndRegisterAllocatorV2.invoke(Api.Env.CreateAndRegisterAllocatorV2,
+                        e.handle(), a.allocateFrom(providerType), i.handle(), cfg, keys, values, n),
+                        "CreateAndRegisterAllocatorV2(" + providerType + ", " + info + ", " + arena + ")");
             } finally {
                 OrtArenaConfig.release(cfg);
             }
-        } finally {
-            env.release();
         }
     }
 
@@ -237,14 +201,11 @@ public final class OrtEnvironment implements AutoCloseable {
      * native parts are kept for the life of the process from now on (see {@link JavaAllocator}).
      */
     public void registerAllocator(JavaAllocator allocator) {
-        MemorySegment e = env.acquire();
-        try {
-            Api.check(OrtApi.RegisterAllocator.invoke(org.pvn3d.ort.internal.IoApi.RegisterAllocator, e, allocator.struct()),
+        try (Lease e = Handles.acquire(env)) {
+            Api.checkStatus(OrtApi.RegisterAllocator.invoke(Api.Env.RegisterAllocator, e.handle(), allocator.struct()),
                     "RegisterAllocator(" + allocator.getMemoryInfo() + ")");
             allocator.markRegistered();
             javaAllocators.add(allocator);
-        } finally {
-            env.release();
         }
     }
 
@@ -253,17 +214,9 @@ public final class OrtEnvironment implements AutoCloseable {
      * must equal the registered one). Sessions created before keep using it; new ones no longer get it.
      */
     public void unregisterAllocator(OrtMemoryInfo info) {
-        MemorySegment e = env.acquire();
-        try {
-            MemorySegment i = info.acquire();
-            try {
-                Api.check(OrtApi.UnregisterAllocator.invoke(org.pvn3d.ort.internal.IoApi.UnregisterAllocator, e, i),
-                        "UnregisterAllocator(" + info + ")");
-            } finally {
-                info.release();
-            }
-        } finally {
-            env.release();
+        try (Lease e = Handles.acquire(env); Lease i = Handles.acquire(info)) {
+            Api.checkStatus(OrtApi.UnregisterAllocator.invoke(Api.Env.UnregisterAllocator, e.handle(), i.handle()),
+                    "UnregisterAllocator(" + info + ")");
         }
     }
 
@@ -275,8 +228,6 @@ public final class OrtEnvironment implements AutoCloseable {
         unregisterAllocator(allocator.getMemoryInfo());
         javaAllocators.remove(allocator);
     }
-
-    // ---- end of the shared-allocator block ----
 
     private static void log(MemorySegment param, int severity, MemorySegment category, MemorySegment logId,
             MemorySegment codeLocation, MemorySegment message) {
@@ -307,8 +258,13 @@ public final class OrtEnvironment implements AutoCloseable {
         }
 
         @Override
+        protected OrtException closedException() {
+            return new OrtException("OrtEnvironment is closed");
+        }
+
+        @Override
         protected void releaseNative(MemorySegment handle) {
-            OrtApi.ReleaseEnv.invoke(Api.ReleaseEnv, handle);
+            OrtApi.ReleaseEnv.invoke(Api.Env.ReleaseEnv, handle);
         }
     }
 }

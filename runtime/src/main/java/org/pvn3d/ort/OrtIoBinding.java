@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.Map;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.IoApi;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.LeaseGroup;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
 
@@ -31,13 +33,14 @@ import org.pvn3d.ort.internal.NativeObject;
  * a run's outputs bound and reuses them, and refuses a run whose output shape changed); this binding
  * instead rebinds every output bound to a device before each run, so every run gets fresh outputs
  * and earlier results stay as they were. For a steady state without allocations, bind outputs to
- * preallocated tensors ({@link #bindOutput(String, OnnxTensor)}), which every run overwrites. Closing the session first makes every later use of the
- * binding fail clearly; closing the binding releases ORT's references. Closing twice is a no-op.
+ * preallocated tensors ({@link #bindOutput(String, OnnxTensorLike)}), which every run overwrites.
+ * Closing the session first makes every later use of the binding fail clearly; closing the binding
+ * releases ORT's references. Closing twice is a no-op.
  */
 public final class OrtIoBinding extends NativeObject {
     private final OrtSession session;
-    private final Map<String, OnnxTensor> inputs = new LinkedHashMap<>();
-    private final Map<String, OnnxTensor> outputs = new LinkedHashMap<>();
+    private final Map<String, OnnxTensorLike> inputs = new LinkedHashMap<>();
+    private final Map<String, OnnxTensorLike> outputs = new LinkedHashMap<>();
     private final Map<String, OrtMemoryInfo> deviceOutputs = new LinkedHashMap<>(); // copies this binding owns
 
     OrtIoBinding(OrtSession session, MemorySegment handle) {
@@ -50,7 +53,7 @@ public final class OrtIoBinding extends NativeObject {
     }
 
     /** Binds input {@code name} to {@code tensor} (host or device); replaces an earlier binding of it. */
-    public OrtIoBinding bindInput(String name, OnnxTensor tensor) {
+    public OrtIoBinding bindInput(String name, OnnxTensorLike tensor) {
         if (!session.getInputInfo().containsKey(name)) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot bind unknown input '" + name
                     + "'; the model's inputs are " + session.getInputNames());
@@ -60,7 +63,7 @@ public final class OrtIoBinding extends NativeObject {
     }
 
     /** Binds output {@code name} to a preallocated tensor that ORT writes into (shape and type must match). */
-    public OrtIoBinding bindOutput(String name, OnnxTensor tensor) {
+    public OrtIoBinding bindOutput(String name, OnnxTensorLike tensor) {
         checkOutput(name);
         bindValue(name, tensor, false);
         return this;
@@ -73,23 +76,13 @@ public final class OrtIoBinding extends NativeObject {
      */
     public OrtIoBinding bindOutput(String name, OrtMemoryInfo device) {
         checkOutput(name);
-        session.acquire(); // first: a closed session must not leave this binding acquired
-        MemorySegment b;
-        try {
-            b = acquire();
-        } catch (RuntimeException e) {
-            session.release();
-            throw e;
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment info = device.acquire();
-            try {
-                Api.check(OrtApi.BindOutputToDevice.invoke(IoApi.BindOutputToDevice, b, arena.allocateFrom(name), info),
-                        "bind output '" + name + "' to " + device);
-            } finally {
-                device.release();
-            }
-            OrtMemoryInfo copy = OrtMemoryInfo.copyOf(info(device));
+        try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
+            held.add(Handles.acquire(session)); // first: a closed session is reported as such
+            MemorySegment b = held.add(acquire());
+            MemorySegment info = held.add(Handles.acquire(device));
+            Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b, arena.allocateFrom(name), info),
+                    "bind output '" + name + "' to " + device);
+            OrtMemoryInfo copy = OrtMemoryInfo.copyOf(info);
             OrtMemoryInfo old;
             synchronized (outputs) {
                 outputs.remove(name);
@@ -98,15 +91,8 @@ public final class OrtIoBinding extends NativeObject {
             if (old != null) {
                 old.close();
             }
-        } finally {
-            session.release();
-            release();
         }
         return this;
-    }
-
-    private static MemorySegment info(OrtMemoryInfo i) {
-        return i.handle();
     }
 
     /** Rebinds the outputs bound to a device so that the coming run allocates fresh ones (see the class comment). */
@@ -120,8 +106,10 @@ public final class OrtIoBinding extends NativeObject {
         }
         try (Arena arena = Arena.ofConfined()) {
             for (Map.Entry<String, OrtMemoryInfo> e : entries) {
-                Api.check(OrtApi.BindOutputToDevice.invoke(IoApi.BindOutputToDevice, b, arena.allocateFrom(e.getKey()),
-                        e.getValue().handle()), "rebind output '" + e.getKey() + "'");
+                try (Lease info = Handles.acquire(e.getValue())) {
+                    Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b,
+                            arena.allocateFrom(e.getKey()), info.handle()), "rebind output '" + e.getKey() + "'");
+                }
             }
         }
     }
@@ -133,35 +121,19 @@ public final class OrtIoBinding extends NativeObject {
         }
     }
 
-    private void bindValue(String name, OnnxTensor tensor, boolean input) {
+    private void bindValue(String name, OnnxTensorLike tensor, boolean input) {
         if (tensor == null) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, (input ? "input '" : "output '") + name + "': tensor is null");
         }
-        session.acquire(); // first: a closed session must not leave this binding acquired
-        MemorySegment b;
-        try {
-            b = acquire();
-        } catch (RuntimeException e) {
-            session.release();
-            throw e;
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment v;
-            try {
-                v = tensor.acquire();
-            } catch (OrtException e) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, (input ? "input '" : "output '") + name + "': tensor is closed");
-            }
-            try {
-                tensor.checkUserData();
-                MemorySegment cName = arena.allocateFrom(name);
-                Api.check(input ? OrtApi.BindInput.invoke(IoApi.BindInput, b, cName, v)
-                        : OrtApi.BindOutput.invoke(IoApi.BindOutput, b, cName, v),
-                        (input ? "bind input '" : "bind output '") + name + "'");
-            } finally {
-                tensor.release();
-            }
-            Map<String, OnnxTensor> m = input ? inputs : outputs;
+        try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
+            held.add(Handles.acquire(session)); // first: a closed session is reported as such
+            MemorySegment b = held.add(acquire());
+            MemorySegment v = held.add(tensor.acquireFor((input ? "input '" : "output '") + name + "'"));
+            MemorySegment cName = arena.allocateFrom(name);
+            Api.checkStatus(input ? OrtApi.BindInput.invoke(Api.IoBinding.BindInput, b, cName, v)
+                    : OrtApi.BindOutput.invoke(Api.IoBinding.BindOutput, b, cName, v),
+                    (input ? "bind input '" : "bind output '") + name + "'");
+            Map<String, OnnxTensorLike> m = input ? inputs : outputs;
             OrtMemoryInfo old = null;
             synchronized (outputs) {
                 if (!input) {
@@ -174,64 +146,53 @@ public final class OrtIoBinding extends NativeObject {
             if (old != null) {
                 old.close();
             }
-        } finally {
-            session.release();
-            release();
         }
     }
 
     /** Unbinds every input ({@code ClearBoundInputs}). */
     public void clearBoundInputs() {
-        MemorySegment b = acquire();
-        try {
-            OrtApi.ClearBoundInputs.invoke(IoApi.ClearBoundInputs, b);
+        try (Lease use = acquire()) {
+            MemorySegment b = use.handle();
+            OrtApi.ClearBoundInputs.invoke(Api.IoBinding.ClearBoundInputs, b);
             synchronized (inputs) {
                 inputs.clear();
             }
-        } finally {
-            release();
         }
     }
 
     /** Unbinds every output ({@code ClearBoundOutputs}), including the values of earlier runs. */
     public void clearBoundOutputs() {
-        MemorySegment b = acquire();
-        try {
-            OrtApi.ClearBoundOutputs.invoke(IoApi.ClearBoundOutputs, b);
+        try (Lease use = acquire()) {
+            MemorySegment b = use.handle();
+            OrtApi.ClearBoundOutputs.invoke(Api.IoBinding.ClearBoundOutputs, b);
             closeDeviceOutputs();
-        } finally {
-            release();
         }
     }
 
     /** Waits until bound inputs are ready on their devices ({@code SynchronizeBoundInputs}). */
     public void synchronizeBoundInputs() {
-        MemorySegment b = acquire();
-        try {
-            Api.check(OrtApi.SynchronizeBoundInputs.invoke(IoApi.SynchronizeBoundInputs, b), "SynchronizeBoundInputs");
-        } finally {
-            release();
+        try (Lease use = acquire()) {
+            MemorySegment b = use.handle();
+            Api.checkStatus(OrtApi.SynchronizeBoundInputs.invoke(Api.IoBinding.SynchronizeBoundInputs, b), "SynchronizeBoundInputs");
         }
     }
 
     /** Waits until the outputs of the last run are complete ({@code SynchronizeBoundOutputs}). */
     public void synchronizeBoundOutputs() {
-        MemorySegment b = acquire();
-        try {
-            Api.check(OrtApi.SynchronizeBoundOutputs.invoke(IoApi.SynchronizeBoundOutputs, b), "SynchronizeBoundOutputs");
-        } finally {
-            release();
+        try (Lease use = acquire()) {
+            MemorySegment b = use.handle();
+            Api.checkStatus(OrtApi.SynchronizeBoundOutputs.invoke(Api.IoBinding.SynchronizeBoundOutputs, b), "SynchronizeBoundOutputs");
         }
     }
 
     /** Names of the bound outputs, in binding order ({@code GetBoundOutputNames}). */
     public List<String> getOutputNames() {
-        MemorySegment b = acquire();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
+            MemorySegment b = use.handle();
             MemorySegment bufOut = arena.allocate(ADDRESS);
             MemorySegment lensOut = arena.allocate(ADDRESS);
             MemorySegment countOut = arena.allocate(JAVA_LONG);
-            Api.check(OrtApi.GetBoundOutputNames.invoke(IoApi.GetBoundOutputNames, b, Memory.DEFAULT_ALLOCATOR,
+            Api.checkStatus(OrtApi.GetBoundOutputNames.invoke(Api.IoBinding.GetBoundOutputNames, b, Memory.DEFAULT_ALLOCATOR,
                     bufOut, lensOut, countOut), "GetBoundOutputNames");
             long n = countOut.get(JAVA_LONG, 0);
             List<String> names = new ArrayList<>();
@@ -258,23 +219,21 @@ public final class OrtIoBinding extends NativeObject {
                 Memory.freeDefault(lens);
             }
             return names;
-        } finally {
-            release();
         }
     }
 
     /**
      * The bound outputs of the last run as new tensors the caller owns ({@code GetBoundOutputValues}),
-     * named as {@link #getOutputNames()} says. Device outputs are device tensors (read them with
-     * {@link OnnxTensor#toHost()}).
+     * named as {@link #getOutputNames()} says. Outputs on a device are {@link DeviceTensor}s (copy them to
+     * the host with {@code CudaCopy.toHost}).
      */
-    public OrtSession.Result getOutputs() {
+    public Result getOutputs() {
         List<String> names = getOutputNames();
-        MemorySegment b = acquire();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
+            MemorySegment b = use.handle();
             MemorySegment valuesOut = arena.allocate(ADDRESS);
             MemorySegment countOut = arena.allocate(JAVA_LONG);
-            Api.check(OrtApi.GetBoundOutputValues.invoke(IoApi.GetBoundOutputValues, b, Memory.DEFAULT_ALLOCATOR,
+            Api.checkStatus(OrtApi.GetBoundOutputValues.invoke(Api.IoBinding.GetBoundOutputValues, b, Memory.DEFAULT_ALLOCATOR,
                     valuesOut, countOut), "GetBoundOutputValues");
             int n = (int) countOut.get(JAVA_LONG, 0);
             MemorySegment[] raw = new MemorySegment[n];
@@ -287,59 +246,49 @@ public final class OrtIoBinding extends NativeObject {
             }
             if (names.size() != n) {
                 for (MemorySegment r : raw) {
-                    OrtApi.ReleaseValue.invoke(IoApi.ReleaseValue, r);
+                    OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, r);
                 }
                 throw new OrtException(OrtErrorCode.ORT_FAIL, "ORT returned " + n + " bound output values for "
                         + names.size() + " names " + names);
             }
-            return new OrtSession.Result(names, raw);
-        } finally {
-            release();
+            return new Result(names, raw);
         }
     }
 
     /** The tensors currently bound as inputs (a snapshot; the binding does not own them). */
-    public Map<String, OnnxTensor> getBoundInputs() {
+    public Map<String, OnnxTensorLike> getBoundInputs() {
         synchronized (inputs) {
             return Map.copyOf(inputs);
         }
     }
 
-    /** Acquires every bound Java tensor for a run; refuses a closed one. Returns what to release. */
-    List<NativeObject> acquireBound() {
-        List<NativeObject> held = new ArrayList<>();
-        try {
-            acquireAll(inputs, "input", held);
-            acquireAll(outputs, "output", held);
-        } catch (RuntimeException e) {
-            for (NativeObject o : held) {
-                o.release();
-            }
-            throw e;
-        }
-        return held;
+    /** Takes a use of every bound Java tensor for a run into {@code held}; refuses a closed one. */
+    void acquireBound(LeaseGroup held) {
+        acquireAll(inputs, "input", held);
+        acquireAll(outputs, "output", held);
     }
 
-    private static void acquireAll(Map<String, OnnxTensor> m, String what, List<NativeObject> held) {
-        List<Map.Entry<String, OnnxTensor>> entries;
+    private static void acquireAll(Map<String, OnnxTensorLike> m, String what, LeaseGroup held) {
+        List<Map.Entry<String, OnnxTensorLike>> entries;
         synchronized (m) {
             entries = new ArrayList<>(m.entrySet());
         }
-        for (Map.Entry<String, OnnxTensor> e : entries) {
+        for (Map.Entry<String, OnnxTensorLike> e : entries) {
             try {
-                e.getValue().acquire();
+                held.add(e.getValue().acquireFor("bound " + what + " '" + e.getKey() + "'"));
             } catch (OrtException x) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "bound " + what + " '" + e.getKey()
-                        + "' was closed; rebind it before running");
+                if (e.getValue().isClosed()) {
+                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "bound " + what + " '" + e.getKey()
+                            + "' was closed; rebind it before running");
+                }
+                throw x;
             }
-            held.add(e.getValue());
-            e.getValue().checkUserData();
         }
     }
 
     @Override
     protected void releaseNative(MemorySegment handle) {
-        OrtApi.ReleaseIoBinding.invoke(IoApi.ReleaseIoBinding, handle);
+        OrtApi.ReleaseIoBinding.invoke(Api.IoBinding.ReleaseIoBinding, handle);
     }
 
     private void closeDeviceOutputs() {

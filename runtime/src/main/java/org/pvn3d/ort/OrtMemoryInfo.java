@@ -7,7 +7,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.IoApi;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -17,7 +18,7 @@ import org.pvn3d.ort.internal.NativeObject;
  * be closed as soon as the call that took it returns.
  *
  * <p>Every {@code OrtMemoryInfo} in Java is owned by whoever created it (also those returned by
- * {@link OnnxTensor#getMemoryInfo()} and {@link OrtAllocator#getMemoryInfo()}, which are copies).
+ * {@link OnnxTensorLike#getMemoryInfo()} and {@link OrtAllocator#getMemoryInfo()}, which are copies).
  */
 public final class OrtMemoryInfo extends NativeObject {
     /** ORT's name for host memory. */
@@ -111,15 +112,15 @@ public final class OrtMemoryInfo extends NativeObject {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment ptr = arena.allocate(ADDRESS);
             MemorySegment i = arena.allocate(JAVA_INT);
-            Api.check(OrtApi.MemoryInfoGetName.invoke(IoApi.MemoryInfoGetName, handle, ptr));
+            Api.checkStatus(OrtApi.MemoryInfoGetName.invoke(Api.MemoryInfo.MemoryInfoGetName, handle, ptr));
             String n = ptr.get(ADDRESS, 0).reinterpret(Long.MAX_VALUE).getString(0);
-            Api.check(OrtApi.MemoryInfoGetId.invoke(IoApi.MemoryInfoGetId, handle, i));
+            Api.checkStatus(OrtApi.MemoryInfoGetId.invoke(Api.MemoryInfo.MemoryInfoGetId, handle, i));
             int id = i.get(JAVA_INT, 0);
-            Api.check(OrtApi.MemoryInfoGetType.invoke(IoApi.MemoryInfoGetType, handle, i));
+            Api.checkStatus(OrtApi.MemoryInfoGetType.invoke(Api.MemoryInfo.MemoryInfoGetType, handle, i));
             AllocatorType at = AllocatorType.of(i.get(JAVA_INT, 0));
-            Api.check(OrtApi.MemoryInfoGetMemType.invoke(IoApi.MemoryInfoGetMemType, handle, i));
+            Api.checkStatus(OrtApi.MemoryInfoGetMemType.invoke(Api.MemoryInfo.MemoryInfoGetMemType, handle, i));
             MemType mt = MemType.of(i.get(JAVA_INT, 0));
-            OrtApi.MemoryInfoGetDeviceType.invoke(IoApi.MemoryInfoGetDeviceType, handle, i);
+            OrtApi.MemoryInfoGetDeviceType.invoke(Api.MemoryInfo.MemoryInfoGetDeviceType, handle, i);
             return new Desc(n, id, at, mt, DeviceType.of(i.get(JAVA_INT, 0)));
         }
     }
@@ -129,7 +130,7 @@ public final class OrtMemoryInfo extends NativeObject {
         try {
             d = describe(created);
         } catch (RuntimeException e) {
-            OrtApi.ReleaseMemoryInfo.invoke(IoApi.ReleaseMemoryInfo, created);
+            OrtApi.ReleaseMemoryInfo.invoke(Api.MemoryInfo.ReleaseMemoryInfo, created);
             throw e;
         }
         return new OrtMemoryInfo(created, d);
@@ -139,7 +140,7 @@ public final class OrtMemoryInfo extends NativeObject {
     public static OrtMemoryInfo create(String name, AllocatorType allocatorType, int deviceId, MemType memType) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.CreateMemoryInfo.invoke(IoApi.CreateMemoryInfo, arena.allocateFrom(name),
+            Api.checkStatus(OrtApi.CreateMemoryInfo.invoke(Api.MemoryInfo.CreateMemoryInfo, arena.allocateFrom(name),
                     allocatorType.value(), deviceId, memType.value(), out),
                     "CreateMemoryInfo(" + name + ", " + allocatorType + ", " + deviceId + ", " + memType + ")");
             return own(out.get(ADDRESS, 0));
@@ -155,7 +156,7 @@ public final class OrtMemoryInfo extends NativeObject {
     public static OrtMemoryInfo cpu(AllocatorType allocatorType) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.CreateCpuMemoryInfo.invoke(IoApi.CreateCpuMemoryInfo, allocatorType.value(),
+            Api.checkStatus(OrtApi.CreateCpuMemoryInfo.invoke(Api.MemoryInfo.CreateCpuMemoryInfo, allocatorType.value(),
                     MemType.DEFAULT.value(), out), "CreateCpuMemoryInfo");
             return own(out.get(ADDRESS, 0));
         }
@@ -181,7 +182,7 @@ public final class OrtMemoryInfo extends NativeObject {
     static boolean isHostAccessible(MemorySegment borrowed) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment i = arena.allocate(JAVA_INT);
-            OrtApi.MemoryInfoGetDeviceType.invoke(IoApi.MemoryInfoGetDeviceType, borrowed, i);
+            OrtApi.MemoryInfoGetDeviceType.invoke(Api.MemoryInfo.MemoryInfoGetDeviceType, borrowed, i);
             return i.get(JAVA_INT, 0) == 0;
         }
     }
@@ -213,24 +214,16 @@ public final class OrtMemoryInfo extends NativeObject {
 
     /** Whether ORT considers both descriptions the same ({@code CompareMemoryInfo}). */
     public boolean sameAs(OrtMemoryInfo other) {
-        MemorySegment a = acquire();
-        try {
-            MemorySegment b = other.acquire();
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment out = arena.allocate(JAVA_INT);
-                Api.check(OrtApi.CompareMemoryInfo.invoke(IoApi.CompareMemoryInfo, a, b, out));
-                return out.get(JAVA_INT, 0) == 0;
-            } finally {
-                other.release();
-            }
-        } finally {
-            release();
+        try (Lease a = acquire(); Lease b = Handles.acquire(other); Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_INT);
+            Api.checkStatus(OrtApi.CompareMemoryInfo.invoke(Api.MemoryInfo.CompareMemoryInfo, a.handle(), b.handle(), out));
+            return out.get(JAVA_INT, 0) == 0;
         }
     }
 
     @Override
     protected void releaseNative(MemorySegment handle) {
-        OrtApi.ReleaseMemoryInfo.invoke(IoApi.ReleaseMemoryInfo, handle);
+        OrtApi.ReleaseMemoryInfo.invoke(Api.MemoryInfo.ReleaseMemoryInfo, handle);
     }
 
     @Override

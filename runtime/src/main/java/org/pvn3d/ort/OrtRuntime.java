@@ -1,26 +1,12 @@
 package org.pvn3d.ort;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-
 import java.io.IOException;
 import java.io.InputStream;
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
-import java.lang.invoke.MethodHandle;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.net.URL;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
 import java.util.Properties;
-import java.util.stream.Stream;
-import org.pvn3d.ort.ffm.OrtApi;
-import org.pvn3d.ort.ffm.OrtApiBase;
 import org.pvn3d.ort.internal.NativeFiles;
+import org.pvn3d.ort.internal.OrtLibrary;
 
 /**
  * The ONNX Runtime library this process uses, loaded once.
@@ -39,78 +25,71 @@ import org.pvn3d.ort.internal.NativeFiles;
  */
 public final class OrtRuntime {
     /** System property naming another ORT build (a folder or the library file). */
-    public static final String PATH_PROPERTY = "pvn3d.ort.path";
+    public static final String PATH_PROPERTY = OrtLibrary.PATH_PROPERTY;
     /** Environment variable naming another ORT build (a folder or the library file). */
-    public static final String PATH_ENV = "PVN3D_ORT_PATH";
+    public static final String PATH_ENV = OrtLibrary.PATH_ENV;
     /** The C API version the bindings were generated from. */
-    public static final int API_VERSION = 16;
-
-    private static final System.Logger LOG = System.getLogger(OrtRuntime.class.getName());
-    /** Where ORT's own Java artifacts keep their native files. */
-    private static final String JAR_DIR = "ai/onnxruntime/native/" + NativeFiles.platform() + "/";
-    private static final String LIBRARY = "libonnxruntime.so";
-    private static final String PROVIDERS_SHARED = "libonnxruntime_providers_shared.so";
-    private static final String PROVIDERS_CUDA = "libonnxruntime_providers_cuda.so";
+    public static final int API_VERSION = OrtLibrary.API_VERSION;
 
     private static volatile OrtRuntime instance;
 
-    private final String version;
-    private final Path library;
-    private final String source;
-    private final ClassPathOrt jar;
-    private final MemorySegment api;
+    private final OrtLibrary library;
 
-    private OrtRuntime(String version, Path library, String source, ClassPathOrt jar, MemorySegment api) {
-        this.version = version;
+    private OrtRuntime(OrtLibrary library) {
         this.library = library;
-        this.source = source;
-        this.jar = jar;
-        this.api = api;
     }
 
     /** The runtime of this process, loading it on first use. */
     public static OrtRuntime get() {
         OrtRuntime r = instance;
         if (r == null) {
-            synchronized (OrtRuntime.class) {
-                r = instance;
-                if (r == null) {
-                    r = load();
-                    instance = r;
-                }
-            }
+            r = new OrtRuntime(OrtLibrary.get()); // loads once; a race only makes a second view of it
+            instance = r;
         }
         return r;
     }
 
     /** The version string the loaded library reports ({@code GetVersionString}), e.g. "1.16.3". */
     public String version() {
-        return version;
+        return library.version();
     }
 
     /** The path of the loaded {@code libonnxruntime.so}. */
     public Path library() {
-        return library;
+        return library.library();
     }
 
     /** The folder the provider libraries are loaded from (ORT looks beside its own library). */
     public Path directory() {
-        return library.getParent();
+        return library.directory();
     }
 
     /** True when the loaded runtime's version is {@code version} or later (e.g. "1.18"). */
     public boolean isAtLeast(String version) {
-        return compareVersions(this.version, version) >= 0;
+        return library.isAtLeast(version);
     }
 
     /** True when the runtime came from an ORT jar on the class path rather than a folder the user named. */
     public boolean isFromClassPath() {
-        return jar != null;
+        return library.isFromClassPath();
     }
 
     /** Where the runtime came from: the ORT jar on the class path, or the property / variable and its value. */
     public String source() {
-        return source;
+        return library.source();
+    }
+
+    /** Whether the CUDA execution provider's library is there to load (extracting nothing). */
+    public boolean hasCudaProvider() {
+        return library.hasCudaProvider();
+    }
+
+    /**
+     * Makes sure the CUDA provider library sits beside the loaded runtime: from an ORT jar it is
+     * extracted on first use (it is large); a folder the user named must already hold it.
+     */
+    public void ensureCudaProvider() {
+        library.ensureCudaProvider();
     }
 
     /** The version of this library (pvn3d-ort). */
@@ -126,212 +105,21 @@ public final class OrtRuntime {
         return p.getProperty("pvn3d.version", "unknown");
     }
 
-    /** The {@code OrtApi*} for API version 16 (internal use). */
-    public MemorySegment api() {
-        return api;
+    /** The {@code OrtApi*} of the loaded runtime (for this package's tests; the runtime reads it through its API table). */
+    MemorySegment api() {
+        return library.api();
     }
 
-    /** Whether the CUDA execution provider's library is there to load (extracting nothing). */
-    public boolean hasCudaProvider() {
-        return jar != null ? jar.has(PROVIDERS_CUDA) : Files.exists(directory().resolve(PROVIDERS_CUDA));
+    static Path findLibrary(Path configured, String source) {
+        return OrtLibrary.findLibrary(configured, source);
     }
 
-    /**
-     * Makes sure the CUDA provider library sits beside the loaded runtime: from an ORT jar it is
-     * extracted on first use (it is large); a folder the user named must already hold it.
-     */
-    public void ensureCudaProvider() {
-        if (jar != null) {
-            if (!jar.has(PROVIDERS_CUDA)) {
-                throw new OrtException(OrtErrorCode.ORT_NOT_IMPLEMENTED, "the ONNX Runtime on the class path ("
-                        + jar.description() + ") has no CUDA execution provider (" + JAR_DIR + PROVIDERS_CUDA
-                        + "): depend on com.microsoft.onnxruntime:onnxruntime_gpu (CUDA 11.8) instead, or set "
-                        + PATH_PROPERTY + " / " + PATH_ENV + " to a folder holding an ORT build for your CUDA");
-            }
-            jar.extract(PROVIDERS_CUDA, directory());
-        } else if (!Files.exists(directory().resolve(PROVIDERS_CUDA))) {
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "the CUDA execution provider needs "
-                    + PROVIDERS_CUDA + " beside " + library + ", and there is none in " + directory());
-        }
+    static int compareVersions(String a, String b) {
+        return OrtLibrary.compareVersions(a, b);
     }
 
     @Override
     public String toString() {
-        return "ONNX Runtime " + version + " (" + library + ", from " + source + ")";
-    }
-
-    private static OrtRuntime load() {
-        String configured = System.getProperty(PATH_PROPERTY);
-        String source = "system property " + PATH_PROPERTY;
-        if (configured == null || configured.isBlank()) {
-            configured = System.getenv(PATH_ENV);
-            source = "environment variable " + PATH_ENV;
-        }
-        Path library;
-        ClassPathOrt jar = null;
-        if (configured != null && !configured.isBlank()) {
-            library = findLibrary(Path.of(configured), source);
-            source = source + " = " + configured;
-        } else {
-            jar = ClassPathOrt.find();
-            library = jar.extractRuntime();
-            source = jar.description();
-        }
-        NativeFiles.checkElfArchitecture(library);
-        Arena arena = Arena.global();
-        SymbolLookup lookup;
-        try {
-            // System.load as well, so the generated bindings' loader lookup sees the same library.
-            System.load(library.toAbsolutePath().toString());
-            lookup = SymbolLookup.libraryLookup(library, arena);
-        } catch (UnsatisfiedLinkError | IllegalArgumentException e) {
-            throw new OrtException(OrtErrorCode.ORT_FAIL, "cannot load ONNX Runtime from " + library + ": "
-                    + e.getMessage(), e);
-        }
-        MemorySegment getApiBase = lookup.find("OrtGetApiBase").orElseThrow(() -> new OrtException(
-                OrtErrorCode.ORT_FAIL, library + " does not export OrtGetApiBase: it is not an ONNX Runtime library"));
-        MethodHandle getApiBaseHandle = Linker.nativeLinker().downcallHandle(getApiBase, FunctionDescriptor.of(ADDRESS));
-        MemorySegment base;
-        try {
-            base = ((MemorySegment) getApiBaseHandle.invokeExact()).reinterpret(OrtApiBase.layout().byteSize());
-        } catch (Throwable t) {
-            throw new OrtException(OrtErrorCode.ORT_FAIL, "OrtGetApiBase failed in " + library + ": " + t, t);
-        }
-        String version = OrtApiBase.GetVersionString.invoke(OrtApiBase.GetVersionString(base))
-                .reinterpret(256).getString(0);
-        if (compareVersions(version, "1.16.0") < 0) {
-            throw new OrtException(OrtErrorCode.ORT_FAIL, "ONNX Runtime " + version + " at " + library
-                    + " is too old: this library needs 1.16 or later (C API version " + API_VERSION + ")");
-        }
-        MemorySegment api = OrtApiBase.GetApi.invoke(OrtApiBase.GetApi(base), API_VERSION);
-        if (api.address() == 0) {
-            throw new OrtException(OrtErrorCode.ORT_FAIL, "ONNX Runtime " + version + " at " + library
-                    + " does not serve C API version " + API_VERSION);
-        }
-        api = api.reinterpret(OrtApi.layout().byteSize());
-        OrtRuntime runtime = new OrtRuntime(version, library, source, jar, api);
-        LOG.log(System.Logger.Level.DEBUG, "loaded {0}", runtime);
-        return runtime;
-    }
-
-    static Path findLibrary(Path configured, String source) {
-        if (Files.isRegularFile(configured)) {
-            return configured;
-        }
-        if (!Files.isDirectory(configured)) {
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, source + " points at " + configured
-                    + ", which does not exist (expected a folder holding libonnxruntime.so* or the library itself)");
-        }
-        try (Stream<Path> files = Files.list(configured)) {
-            return files.filter(p -> p.getFileName().toString().matches("libonnxruntime\\.so(\\.[0-9]+)*"))
-                    .min((a, b) -> Integer.compare(a.getFileName().toString().length(),
-                            b.getFileName().toString().length()))
-                    .orElseThrow(() -> new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, source + " points at "
-                            + configured + ", which holds no libonnxruntime.so*"));
-        } catch (IOException e) {
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot list " + configured + ": " + e, e);
-        }
-    }
-
-    /** Compares dotted version strings numerically ("1.9" < "1.16"); non-numeric parts count as 0. */
-    static int compareVersions(String a, String b) {
-        String[] x = a.split("[.-]");
-        String[] y = b.split("[.-]");
-        for (int i = 0; i < Math.max(x.length, y.length); i++) {
-            int c = Integer.compare(part(x, i), part(y, i));
-            if (c != 0) {
-                return c;
-            }
-        }
-        return 0;
-    }
-
-    private static int part(String[] parts, int i) {
-        if (i >= parts.length) {
-            return 0;
-        }
-        try {
-            return Integer.parseInt(parts[i]);
-        } catch (NumberFormatException e) {
-            return 0;
-        }
-    }
-
-    /**
-     * An ORT artifact's jar on the class path: where its native files are, and their extraction into
-     * a cache folder named after the jar and the library's CRC (two ORT versions never share one).
-     */
-    private record ClassPathOrt(ClassLoader loader, URL library, String description, Path cacheDir) {
-        static ClassPathOrt find() {
-            List<URL> found = new ArrayList<>();
-            for (ClassLoader loader : loaders()) {
-                try {
-                    for (URL url : Collections.list(loader.getResources(JAR_DIR + LIBRARY))) {
-                        if (!found.contains(url)) {
-                            found.add(url);
-                        }
-                    }
-                } catch (IOException e) {
-                    // an unreadable class-path entry: keep looking in the others
-                }
-                if (!found.isEmpty()) {
-                    ClassLoader chosen = loader;
-                    URL url = found.getFirst();
-                    if (found.size() > 1) {
-                        LOG.log(System.Logger.Level.WARNING, "several ONNX Runtime jars on the class path, using {0}: {1}",
-                                url, found);
-                    }
-                    String jarName = jarName(url);
-                    Path dir = NativeFiles.cacheRoot().resolve(jarName + "-" + NativeFiles.platform() + "-" + NativeFiles.crc(url));
-                    return new ClassPathOrt(chosen, url, jarName + ".jar (" + url + ")", dir);
-                }
-            }
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no ONNX Runtime found: looked for " + JAR_DIR + LIBRARY
-                    + " on the class path (an ORT artifact's jar: com.microsoft.onnxruntime:onnxruntime for the CPU, "
-                    + "onnxruntime_gpu for CUDA 11.8) and found none, and neither " + PATH_PROPERTY + " nor " + PATH_ENV
-                    + " names a folder holding libonnxruntime.so");
-        }
-
-        private static List<ClassLoader> loaders() {
-            List<ClassLoader> loaders = new ArrayList<>();
-            ClassLoader context = Thread.currentThread().getContextClassLoader();
-            if (context != null) {
-                loaders.add(context);
-            }
-            ClassLoader own = OrtRuntime.class.getClassLoader();
-            if (own != null && own != context) {
-                loaders.add(own);
-            }
-            return loaders;
-        }
-
-        boolean has(String name) {
-            return loader.getResource(JAR_DIR + name) != null;
-        }
-
-        /** Extracts the runtime and, where the jar has it, the shared provider library; returns the runtime. */
-        Path extractRuntime() {
-            Path runtime = extract(LIBRARY, cacheDir);
-            if (has(PROVIDERS_SHARED)) {
-                extract(PROVIDERS_SHARED, cacheDir);
-            }
-            return runtime;
-        }
-
-        Path extract(String name, Path dir) {
-            return NativeFiles.extract(loader, JAR_DIR + name, dir, name);
-        }
-
-        /** "onnxruntime_gpu-1.16.3" for a jar named so; "onnxruntime" where the URL names no jar. */
-        private static String jarName(URL url) {
-            String s = url.toString();
-            int bang = s.indexOf("!/");
-            if (!s.startsWith("jar:") || bang < 0) {
-                return "onnxruntime";
-            }
-            String file = s.substring(0, bang);
-            file = file.substring(file.lastIndexOf('/') + 1);
-            return file.endsWith(".jar") ? file.substring(0, file.length() - 4) : file;
-        }
+        return library.toString();
     }
 }

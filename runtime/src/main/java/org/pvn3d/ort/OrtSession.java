@@ -10,17 +10,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.LeaseGroup;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
-import org.pvn3d.ort.internal.SessionDependency;
-import org.pvn3d.ort.internal.Shapes;
 
 /**
  * A loaded model ({@code OrtSession}). Thread-safe: several threads may {@code run} at once, as in
@@ -31,7 +31,9 @@ import org.pvn3d.ort.internal.Shapes;
  */
 public final class OrtSession extends NativeObject {
     private final OrtEnvironment environment;
-    private final List<Object> keepAlive;
+    private final Lease environmentHold;
+    private final List<OrtCustomOpDomain> domains;
+    private final List<AutoCloseable> domainHolds;
     private final Arena names = Arena.ofShared();
     private final Map<String, NodeInfo> inputs;
     private final Map<String, NodeInfo> outputs;
@@ -40,15 +42,13 @@ public final class OrtSession extends NativeObject {
     private final MemorySegment[] inputNames;
     private final MemorySegment[] outputNames;
 
-    OrtSession(OrtEnvironment environment, Path modelPath, byte[] modelBytes, SessionOptions options) {
-        super("OrtSession", create(environment, modelPath, modelBytes, options));
+    private OrtSession(OrtEnvironment environment, Lease environmentHold, MemorySegment handle,
+            List<OrtCustomOpDomain> domains, List<AutoCloseable> domainHolds) {
+        super("OrtSession", handle);
         this.environment = environment;
-        this.keepAlive = options.dependencies();
-        for (Object d : keepAlive) {
-            if (d instanceof SessionDependency dep) {
-                dep.attach();
-            }
-        }
+        this.environmentHold = environmentHold;
+        this.domains = domains;
+        this.domainHolds = domainHolds;
         try {
             this.inputs = readNodes(true);
             this.outputs = readNodes(false);
@@ -60,51 +60,78 @@ public final class OrtSession extends NativeObject {
         outputNames = cNames(outputs.keySet(), outputIndex);
     }
 
-    private static MemorySegment create(OrtEnvironment environment, Path modelPath, byte[] modelBytes,
-            SessionOptions options) {
-        MemorySegment env = environment.retain();
-        MemorySegment opts = options.acquire();
+    /**
+     * Loads a model from a file or from memory. The session holds its environment and the options'
+     * custom-op domains until it is closed; the holds are taken, with the options held open, before ORT
+     * creates the domains' kernels.
+     */
+    static OrtSession create(OrtEnvironment environment, Path modelPath, byte[] modelBytes, SessionOptions options) {
+        Lease env = environment.retain();
+        List<OrtCustomOpDomain> domains;
+        List<AutoCloseable> domainHolds = new ArrayList<>();
+        MemorySegment handle;
+        try (Lease opts = Handles.acquire(options)) {
+            domains = options.customOpDomains();
+            for (OrtCustomOpDomain d : domains) {
+                domainHolds.add(d.holdForSession());
+            }
+            handle = load(env.handle(), modelPath, modelBytes, opts.handle());
+        } catch (RuntimeException e) {
+            closeAll(domainHolds);
+            env.close();
+            throw e;
+        }
+        return new OrtSession(environment, env, handle, domains, domainHolds); // releases them all if it fails
+    }
+
+    private static MemorySegment load(MemorySegment env, Path modelPath, byte[] modelBytes, MemorySegment options) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             if (modelPath != null) {
                 if (!Files.isRegularFile(modelPath)) {
                     throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "model file " + modelPath + " does not exist");
                 }
-                Api.check(OrtApi.CreateSession.invoke(Api.CreateSession, env,
-                        arena.allocateFrom(modelPath.toString()), opts, out), "cannot load model " + modelPath);
+                Api.checkStatus(OrtApi.CreateSession.invoke(Api.Session.CreateSession, env,
+                        arena.allocateFrom(modelPath.toString()), options, out), "cannot load model " + modelPath);
             } else {
                 MemorySegment bytes = arena.allocate(Math.max(1, modelBytes.length));
                 MemorySegment.copy(MemorySegment.ofArray(modelBytes), 0, bytes, 0, modelBytes.length);
-                Api.check(OrtApi.CreateSessionFromArray.invoke(Api.CreateSessionFromArray, env, bytes,
-                        modelBytes.length, opts, out), "cannot load model from " + modelBytes.length + " bytes");
+                Api.checkStatus(OrtApi.CreateSessionFromArray.invoke(Api.Session.CreateSessionFromArray, env, bytes,
+                        modelBytes.length, options, out), "cannot load model from " + modelBytes.length + " bytes");
             }
             return out.get(ADDRESS, 0);
-        } catch (RuntimeException e) {
-            environment.unretain();
-            throw e;
-        } finally {
-            options.release();
+        }
+    }
+
+    /** Ends the holds on custom-op domains. */
+    private static void closeAll(List<AutoCloseable> holds) {
+        for (AutoCloseable hold : holds) {
+            try {
+                hold.close();
+            } catch (Exception e) {
+                throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "releasing " + hold + ": " + e, e);
+            }
         }
     }
 
     private Map<String, NodeInfo> readNodes(boolean input) {
-        MemorySegment session = handle();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
+            MemorySegment session = use.handle();
             MemorySegment countOut = arena.allocate(JAVA_LONG);
-            Api.check(input
-                    ? OrtApi.SessionGetInputCount.invoke(Api.SessionGetInputCount, session, countOut)
-                    : OrtApi.SessionGetOutputCount.invoke(Api.SessionGetOutputCount, session, countOut));
+            Api.checkStatus(input
+                    ? OrtApi.SessionGetInputCount.invoke(Api.Session.SessionGetInputCount, session, countOut)
+                    : OrtApi.SessionGetOutputCount.invoke(Api.Session.SessionGetOutputCount, session, countOut));
             long n = countOut.get(JAVA_LONG, 0);
             Map<String, NodeInfo> nodes = new LinkedHashMap<>();
             MemorySegment ptrOut = arena.allocate(ADDRESS);
             for (long i = 0; i < n; i++) {
-                Api.check(input
-                        ? OrtApi.SessionGetInputName.invoke(Api.SessionGetInputName, session, i, Memory.DEFAULT_ALLOCATOR, ptrOut)
-                        : OrtApi.SessionGetOutputName.invoke(Api.SessionGetOutputName, session, i, Memory.DEFAULT_ALLOCATOR, ptrOut));
+                Api.checkStatus(input
+                        ? OrtApi.SessionGetInputName.invoke(Api.Session.SessionGetInputName, session, i, Memory.DEFAULT_ALLOCATOR, ptrOut)
+                        : OrtApi.SessionGetOutputName.invoke(Api.Session.SessionGetOutputName, session, i, Memory.DEFAULT_ALLOCATOR, ptrOut));
                 String name = Memory.takeString(ptrOut.get(ADDRESS, 0));
-                Api.check(input
-                        ? OrtApi.SessionGetInputTypeInfo.invoke(Api.SessionGetInputTypeInfo, session, i, ptrOut)
-                        : OrtApi.SessionGetOutputTypeInfo.invoke(Api.SessionGetOutputTypeInfo, session, i, ptrOut));
+                Api.checkStatus(input
+                        ? OrtApi.SessionGetInputTypeInfo.invoke(Api.Session.SessionGetInputTypeInfo, session, i, ptrOut)
+                        : OrtApi.SessionGetOutputTypeInfo.invoke(Api.Session.SessionGetOutputTypeInfo, session, i, ptrOut));
                 nodes.put(name, Shapes.nodeInfo(name, ptrOut.get(ADDRESS, 0)));
             }
             return Collections.unmodifiableMap(nodes);
@@ -158,19 +185,19 @@ public final class OrtSession extends NativeObject {
     // ---- running ----
 
     /** Runs the model and returns every output. */
-    public Result run(Map<String, ? extends OnnxTensor> inputs) {
+    public Result run(Map<String, ? extends OnnxTensorLike> inputs) {
         return run(inputs, outputs.keySet(), null);
     }
 
     /** Runs the model and returns the named outputs, in the order given. */
-    public Result run(Map<String, ? extends OnnxTensor> inputs, Set<String> requestedOutputs) {
+    public Result run(Map<String, ? extends OnnxTensorLike> inputs, Set<String> requestedOutputs) {
         return run(inputs, requestedOutputs, null);
     }
 
     /** Runs the model with run options (may be null) and returns the named outputs. */
-    public Result run(Map<String, ? extends OnnxTensor> inputs, Set<String> requestedOutputs, RunOptions options) {
+    public Result run(Map<String, ? extends OnnxTensorLike> inputs, Set<String> requestedOutputs, RunOptions options) {
         List<String> outNames = new ArrayList<>(requestedOutputs);
-        OnnxTensor[] none = new OnnxTensor[outNames.size()];
+        OnnxTensorLike[] none = new OnnxTensorLike[outNames.size()];
         MemorySegment[] values = invoke(inputs, outNames, none, options);
         return new Result(outNames, values);
     }
@@ -179,10 +206,10 @@ public final class OrtSession extends NativeObject {
      * Runs the model writing into outputs the caller preallocated (shape and type must match what
      * the model produces). Nothing is returned: the tensors hold the results.
      */
-    public void run(Map<String, ? extends OnnxTensor> inputs, Map<String, ? extends OnnxTensor> preallocatedOutputs,
+    public void run(Map<String, ? extends OnnxTensorLike> inputs, Map<String, ? extends OnnxTensorLike> preallocatedOutputs,
             RunOptions options) {
         List<String> outNames = new ArrayList<>(preallocatedOutputs.keySet());
-        OnnxTensor[] given = new OnnxTensor[outNames.size()];
+        OnnxTensorLike[] given = new OnnxTensorLike[outNames.size()];
         for (int i = 0; i < given.length; i++) {
             given[i] = preallocatedOutputs.get(outNames.get(i));
             if (given[i] == null) {
@@ -192,31 +219,29 @@ public final class OrtSession extends NativeObject {
         invoke(inputs, outNames, given, options);
     }
 
-    private MemorySegment[] invoke(Map<String, ? extends OnnxTensor> feeds, List<String> outNames,
-            OnnxTensor[] preallocated, RunOptions options) {
+    private MemorySegment[] invoke(Map<String, ? extends OnnxTensorLike> feeds, List<String> outNames,
+            OnnxTensorLike[] preallocated, RunOptions options) {
         int nIn = feeds.size();
         int nOut = outNames.size();
         if (nOut == 0) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "no outputs requested");
         }
-        List<NativeObject> held = new ArrayList<>(nIn + nOut + 1);
-        MemorySegment session = acquire();
-        held.add(this);
-        try (Arena arena = Arena.ofConfined()) {
+        try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
+            MemorySegment session = held.add(acquire());
             MemorySegment inNames = arena.allocate(ADDRESS, Math.max(1, nIn));
             MemorySegment inValues = arena.allocate(ADDRESS, Math.max(1, nIn));
             int i = 0;
-            for (Map.Entry<String, ? extends OnnxTensor> e : feeds.entrySet()) {
+            for (Map.Entry<String, ? extends OnnxTensorLike> e : feeds.entrySet()) {
                 Integer idx = inputIndex.get(e.getKey());
                 if (idx == null) {
                     throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "unknown input '" + e.getKey()
                             + "'; the model's inputs are " + inputs.keySet());
                 }
-                OnnxTensor t = e.getValue();
+                OnnxTensorLike t = e.getValue();
                 if (t == null) {
                     throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "input '" + e.getKey() + "' is null");
                 }
-                inValues.setAtIndex(ADDRESS, i, acquireValue(t, held, "input '" + e.getKey() + "'"));
+                inValues.setAtIndex(ADDRESS, i, held.add(t.acquireFor("input '" + e.getKey() + "'")));
                 inNames.setAtIndex(ADDRESS, i, inputNames[idx]);
                 i++;
             }
@@ -230,63 +255,42 @@ public final class OrtSession extends NativeObject {
                 }
                 outNamesC.setAtIndex(ADDRESS, o, outputNames[idx]);
                 outValues.setAtIndex(ADDRESS, o, preallocated[o] == null ? MemorySegment.NULL
-                        : acquireValue(preallocated[o], held, "output '" + outNames.get(o) + "'"));
+                        : held.add(preallocated[o].acquireFor("output '" + outNames.get(o) + "'")));
             }
-            MemorySegment runOptions = MemorySegment.NULL;
-            if (options != null) {
-                runOptions = options.acquire();
-                held.add(options);
-            }
-            Api.check(OrtApi.Run.invoke(Api.Run, session, runOptions, inNames, inValues, nIn, outNamesC, nOut, outValues));
+            MemorySegment runOptions = options == null ? MemorySegment.NULL : held.add(Handles.acquire(options));
+            Api.checkStatus(OrtApi.Run.invoke(Api.Session.Run, session, runOptions, inNames, inValues, nIn, outNamesC, nOut, outValues));
             MemorySegment[] result = new MemorySegment[nOut];
             for (int o = 0; o < nOut; o++) {
                 result[o] = outValues.getAtIndex(ADDRESS, o);
             }
             try {
-                for (Object d : keepAlive) {
-                    if (d instanceof SessionDependency dep) {
-                        dep.afterRun();
-                    }
-                }
+                afterRun();
             } catch (RuntimeException e) {
                 for (int o = 0; o < nOut; o++) {
                     if (preallocated[o] == null && result[o].address() != 0) {
-                        OrtApi.ReleaseValue.invoke(Api.ReleaseValue, result[o]);
+                        OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, result[o]);
                     }
                 }
                 throw e;
             }
             return result;
-        } finally {
-            for (NativeObject o : held) {
-                o.release();
-            }
         }
     }
 
-    private static MemorySegment acquireValue(OnnxTensor t, List<NativeObject> held, String what) {
-        MemorySegment h;
-        try {
-            h = t.acquire();
-        } catch (OrtException e) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, what + ": tensor is closed");
+    /** Lets the custom-op domains fail a run that succeeded (their kernels' deferred device errors). */
+    private void afterRun() {
+        for (OrtCustomOpDomain d : domains) {
+            d.afterRun();
         }
-        held.add(t);
-        t.checkUserData();
-        return h;
     }
-
-    // ---- IO binding and session allocators (issue 5) ----
 
     /** A new IO binding for this session ({@code CreateIoBinding}); the caller closes it. */
     public OrtIoBinding createIoBinding() {
-        MemorySegment session = acquire();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease session = acquire(); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.CreateIoBinding.invoke(org.pvn3d.ort.internal.IoApi.CreateIoBinding, session, out), "CreateIoBinding");
+            Api.checkStatus(OrtApi.CreateIoBinding.invoke(Api.IoBinding.CreateIoBinding, session.handle(), out),
+                    "CreateIoBinding");
             return new OrtIoBinding(this, out.get(ADDRESS, 0));
-        } finally {
-            release();
         }
     }
 
@@ -303,30 +307,15 @@ public final class OrtSession extends NativeObject {
         if (binding.getSession() != this) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the IO binding belongs to another session");
         }
-        MemorySegment session = acquire();
-        List<NativeObject> held = new ArrayList<>();
-        held.add(this);
-        try {
-            MemorySegment b = binding.acquire();
-            held.add(binding);
-            held.addAll(binding.acquireBound());
+        try (LeaseGroup held = new LeaseGroup()) {
+            MemorySegment session = held.add(acquire());
+            MemorySegment b = held.add(Handles.acquire(binding));
+            binding.acquireBound(held);
             binding.rebindDeviceOutputs(b);
-            MemorySegment runOptions = MemorySegment.NULL;
-            if (options != null) {
-                runOptions = options.acquire();
-                held.add(options);
-            }
-            Api.check(OrtApi.RunWithBinding.invoke(org.pvn3d.ort.internal.IoApi.RunWithBinding, session, runOptions, b),
+            MemorySegment runOptions = options == null ? MemorySegment.NULL : held.add(Handles.acquire(options));
+            Api.checkStatus(OrtApi.RunWithBinding.invoke(Api.IoBinding.RunWithBinding, session, runOptions, b),
                     "run with IO binding");
-            for (Object d : keepAlive) {
-                if (d instanceof SessionDependency dep) {
-                    dep.afterRun();
-                }
-            }
-        } finally {
-            for (NativeObject o : held) {
-                o.release();
-            }
+            afterRun();
         }
     }
 
@@ -336,51 +325,37 @@ public final class OrtSession extends NativeObject {
      * it stays usable after the session closes (see {@link OrtAllocator}).
      */
     public OrtAllocator getAllocator(OrtMemoryInfo info) {
-        MemorySegment session = acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment i = info.acquire();
-            try {
-                MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.CreateAllocator.invoke(org.pvn3d.ort.internal.IoApi.CreateAllocator, session, i, out),
-                        "no allocator for " + info + " in this session");
-                return new OrtAllocator(out.get(ADDRESS, 0));
-            } finally {
-                info.release();
-            }
-        } finally {
-            release();
+        try (Lease session = acquire(); Lease i = Handles.acquire(info); Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.checkStatus(OrtApi.CreateAllocator.invoke(Api.Allocator.CreateAllocator, session.handle(), i.handle(), out),
+                    "no allocator for " + info + " in this session");
+            return new OrtAllocator(out.get(ADDRESS, 0));
         }
     }
 
-    // ---- end of the IO binding block ----
-
     /** Ends ORT profiling (enabled in the options) and returns the profile file's name. */
     public String endProfiling() {
-        MemorySegment session = acquire();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease session = acquire(); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.SessionEndProfiling.invoke(Api.SessionEndProfiling, session, Memory.DEFAULT_ALLOCATOR, out));
+            Api.checkStatus(OrtApi.SessionEndProfiling.invoke(Api.Session.SessionEndProfiling, session.handle(),
+                    Memory.DEFAULT_ALLOCATOR, out));
             return Memory.takeString(out.get(ADDRESS, 0));
-        } finally {
-            release();
         }
     }
 
     @Override
     protected void releaseNative(MemorySegment handle) {
-        OrtApi.ReleaseSession.invoke(Api.ReleaseSession, handle);
+        OrtApi.ReleaseSession.invoke(Api.Session.ReleaseSession, handle);
     }
 
     @Override
     protected void afterClose() {
         names.close();
-        for (Object d : keepAlive) {
-            if (d instanceof SessionDependency dep) {
-                dep.detach();
-            }
+        try {
+            closeAll(domainHolds);
+        } finally {
+            environmentHold.close();
         }
-        keepAlive.clear();
-        environment.unretain();
     }
 
     /** Reads a model file's bytes (a convenience for {@link OrtEnvironment#createSession(byte[])}). */
@@ -389,368 +364,6 @@ public final class OrtSession extends NativeObject {
             return Files.readAllBytes(path);
         } catch (IOException e) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read model " + path + ": " + e, e);
-        }
-    }
-
-    /**
-     * The outputs of one run, by name and in the order requested. Owns the values: closing the
-     * result closes them (a value taken out with {@link #take} is the caller's to close).
-     */
-    public static final class Result implements AutoCloseable, Iterable<Map.Entry<String, OnnxValue>> {
-        private final List<String> names;
-        private final OnnxValue[] values;
-
-        Result(List<String> names, MemorySegment[] raw) {
-            this.names = List.copyOf(names);
-            this.values = new OnnxValue[raw.length];
-            try {
-                for (int i = 0; i < raw.length; i++) {
-                    OnnxValueType type = Shapes.valueType(raw[i]);
-                    values[i] = type == OnnxValueType.TENSOR ? OnnxTensor.fromOrtValue(raw[i]) : new OnnxOtherValue(raw[i], type);
-                }
-            } catch (RuntimeException e) {
-                for (int i = 0; i < raw.length; i++) {
-                    if (values[i] != null) {
-                        values[i].close();
-                    } else if (raw[i].address() != 0) {
-                        OrtApi.ReleaseValue.invoke(Api.ReleaseValue, raw[i]);
-                    }
-                }
-                throw e;
-            }
-        }
-
-        public int size() {
-            return values.length;
-        }
-
-        public OnnxValue get(int index) {
-            return values[index];
-        }
-
-        public OnnxValue get(String name) {
-            int i = names.indexOf(name);
-            if (i < 0) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "no output '" + name + "' in this result; it has " + names);
-            }
-            if (values[i] == null) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' was taken out of this result");
-            }
-            return values[i];
-        }
-
-        /** The named output as a tensor. */
-        public OnnxTensor tensor(String name) {
-            OnnxValue v = get(name);
-            if (v instanceof OnnxTensor t) {
-                return t;
-            }
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' is a " + v.getValueType() + ", not a tensor");
-        }
-
-        /** Removes the named output from this result: the caller owns (and closes) it. */
-        public OnnxValue take(String name) {
-            OnnxValue v = get(name);
-            values[names.indexOf(name)] = null;
-            return v;
-        }
-
-        public List<String> names() {
-            return names;
-        }
-
-        @Override
-        public Iterator<Map.Entry<String, OnnxValue>> iterator() {
-            List<Map.Entry<String, OnnxValue>> entries = new ArrayList<>();
-            for (int i = 0; i < values.length; i++) {
-                if (values[i] != null) {
-                    entries.add(Map.entry(names.get(i), values[i]));
-                }
-            }
-            return entries.iterator();
-        }
-
-        @Override
-        public void close() {
-            for (int i = 0; i < values.length; i++) {
-                if (values[i] != null) {
-                    values[i].close();
-                }
-            }
-        }
-    }
-
-    /** Graph optimisation levels ({@code GraphOptimizationLevel}). */
-    public enum OptLevel {
-        NO_OPT(0), BASIC_OPT(1), EXTENDED_OPT(2), ALL_OPT(99);
-
-        private final int value;
-
-        OptLevel(int value) {
-            this.value = value;
-        }
-
-        public int value() {
-            return value;
-        }
-    }
-
-    /** {@code ExecutionMode}: operators one after another, or independent branches in parallel. */
-    public enum ExecutionMode {
-        SEQUENTIAL(0), PARALLEL(1);
-
-        private final int value;
-
-        ExecutionMode(int value) {
-            this.value = value;
-        }
-
-        public int value() {
-            return value;
-        }
-    }
-
-    /**
-     * Options for creating a session ({@code OrtSessionOptions}). Setters return {@code this}. A session
-     * takes what it needs from the options when it is created; they may be closed (or reused) after.
-     */
-    public static final class SessionOptions extends NativeObject {
-        private final List<Object> dependencies = new ArrayList<>();
-
-        public SessionOptions() {
-            super("OrtSessionOptions", createOptions());
-        }
-
-        private static MemorySegment createOptions() {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.CreateSessionOptions.invoke(Api.CreateSessionOptions, out));
-                return out.get(ADDRESS, 0);
-            }
-        }
-
-        public SessionOptions setOptimizationLevel(OptLevel level) {
-            Api.check(OrtApi.SetSessionGraphOptimizationLevel.invoke(Api.SetSessionGraphOptimizationLevel, handle(), level.value()));
-            return this;
-        }
-
-        /** Threads for parallelism inside an operator; 0 lets ORT choose. */
-        public SessionOptions setIntraOpNumThreads(int threads) {
-            Api.check(OrtApi.SetIntraOpNumThreads.invoke(Api.SetIntraOpNumThreads, handle(), threads));
-            return this;
-        }
-
-        /** Threads for running independent operators at once (with {@link ExecutionMode#PARALLEL}). */
-        public SessionOptions setInterOpNumThreads(int threads) {
-            Api.check(OrtApi.SetInterOpNumThreads.invoke(Api.SetInterOpNumThreads, handle(), threads));
-            return this;
-        }
-
-        public SessionOptions setExecutionMode(ExecutionMode mode) {
-            Api.check(OrtApi.SetSessionExecutionMode.invoke(Api.SetSessionExecutionMode, handle(), mode.value()));
-            return this;
-        }
-
-        /** ORT's memory pattern optimisation (pre-planned buffers for repeated shapes). */
-        public SessionOptions setMemoryPatternOptimization(boolean enable) {
-            Api.check(enable ? OrtApi.EnableMemPattern.invoke(Api.EnableMemPattern, handle())
-                    : OrtApi.DisableMemPattern.invoke(Api.DisableMemPattern, handle()));
-            return this;
-        }
-
-        /** ORT's CPU arena allocator. */
-        public SessionOptions setCPUArenaAllocator(boolean enable) {
-            Api.check(enable ? OrtApi.EnableCpuMemArena.invoke(Api.EnableCpuMemArena, handle())
-                    : OrtApi.DisableCpuMemArena.invoke(Api.DisableCpuMemArena, handle()));
-            return this;
-        }
-
-        /** Writes an ORT profile (JSON, chrome://tracing format) to files starting with {@code prefix}. */
-        public SessionOptions enableProfiling(String prefix) {
-            try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.EnableProfiling.invoke(Api.EnableProfiling, handle(), arena.allocateFrom(prefix)));
-            }
-            return this;
-        }
-
-        public SessionOptions disableProfiling() {
-            Api.check(OrtApi.DisableProfiling.invoke(Api.DisableProfiling, handle()));
-            return this;
-        }
-
-        /** Fixes a symbolic dimension by its name (e.g. "batch" = 1), letting ORT plan for it. */
-        public SessionOptions addFreeDimensionOverrideByName(String dimensionName, long value) {
-            try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.AddFreeDimensionOverrideByName.invoke(Api.AddFreeDimensionOverrideByName, handle(),
-                        arena.allocateFrom(dimensionName), value));
-            }
-            return this;
-        }
-
-        /** Fixes a dimension by its denotation (e.g. "DATA_BATCH"). */
-        public SessionOptions addFreeDimensionOverride(String denotation, long value) {
-            try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.AddFreeDimensionOverride.invoke(Api.AddFreeDimensionOverride, handle(),
-                        arena.allocateFrom(denotation), value));
-            }
-            return this;
-        }
-
-        /** A session configuration entry (see ORT's onnxruntime_session_options_config_keys.h). */
-        public SessionOptions addConfigEntry(String key, String value) {
-            try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.AddSessionConfigEntry.invoke(Api.AddSessionConfigEntry, handle(),
-                        arena.allocateFrom(key), arena.allocateFrom(value)), "config entry " + key);
-            }
-            return this;
-        }
-
-        public SessionOptions setSessionLogLevel(OrtLoggingLevel level) {
-            Api.check(OrtApi.SetSessionLogSeverityLevel.invoke(Api.SetSessionLogSeverityLevel, handle(), level.value()));
-            return this;
-        }
-
-        public SessionOptions setSessionLogVerbosityLevel(int level) {
-            Api.check(OrtApi.SetSessionLogVerbosityLevel.invoke(Api.SetSessionLogVerbosityLevel, handle(), level));
-            return this;
-        }
-
-        public SessionOptions setLogId(String id) {
-            try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.SetSessionLogId.invoke(Api.SetSessionLogId, handle(), arena.allocateFrom(id)));
-            }
-            return this;
-        }
-
-        /** Saves the optimised graph to {@code path} when a session is created. */
-        public SessionOptions setOptimizedModelFilePath(String path) {
-            try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.SetOptimizedModelFilePath.invoke(Api.SetOptimizedModelFilePath, handle(),
-                        arena.allocateFrom(path)));
-            }
-            return this;
-        }
-
-        /**
-         * Keeps {@code dependency} (e.g. a custom-operator domain and its upcall stubs) alive for as
-         * long as these options or any session created from them exist.
-         */
-        public void keepAlive(Object dependency) {
-            handle();
-            synchronized (dependencies) {
-                dependencies.add(dependency);
-            }
-        }
-
-        List<Object> dependencies() {
-            synchronized (dependencies) {
-                return new ArrayList<>(dependencies);
-            }
-        }
-
-        // ---- custom operators and the CUDA provider (issue 4, the custom-operator bridge) ----
-
-        /**
-         * Adds a custom-operator domain ({@code AddCustomOpDomain}); these options and every session
-         * created from them keep its native structures alive.
-         */
-        public SessionOptions registerCustomOps(org.pvn3d.ort.customop.CustomOpDomain domain) {
-            domain.registerOn(this);
-            return this;
-        }
-
-        /** Adds ORT's CUDA execution provider with {@code cudaOptions} (ahead of the CPU provider). */
-        public SessionOptions addCUDA(org.pvn3d.ort.providers.OrtCUDAProviderOptions cudaOptions) {
-            cudaOptions.appendTo(this);
-            return this;
-        }
-
-        /** Adds ORT's CUDA execution provider on {@code deviceId} with default settings. */
-        public SessionOptions addCUDA(int deviceId) {
-            return addCUDA(new org.pvn3d.ort.providers.OrtCUDAProviderOptions(deviceId));
-        }
-
-        // ---- end of the custom-operator bridge block ----
-
-        @Override
-        protected void releaseNative(MemorySegment handle) {
-            OrtApi.ReleaseSessionOptions.invoke(Api.ReleaseSessionOptions, handle);
-        }
-
-        /** Drops what the options held for their sessions (each session holds its own claim). */
-        @Override
-        protected void afterClose() {
-            List<Object> held;
-            synchronized (dependencies) {
-                held = new ArrayList<>(dependencies);
-                dependencies.clear();
-            }
-            for (Object d : held) {
-                if (d instanceof AutoCloseable c) {
-                    try {
-                        c.close();
-                    } catch (Exception e) {
-                        throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "closing " + d + ": " + e, e);
-                    }
-                }
-            }
-        }
-    }
-
-    /** Per-run options ({@code OrtRunOptions}): a tag for the log, a log level, and termination. */
-    public static final class RunOptions extends NativeObject {
-        public RunOptions() {
-            super("OrtRunOptions", createRunOptions());
-        }
-
-        private static MemorySegment createRunOptions() {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.CreateRunOptions.invoke(Api.CreateRunOptions, out));
-                return out.get(ADDRESS, 0);
-            }
-        }
-
-        public RunOptions setRunTag(String tag) {
-            try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.RunOptionsSetRunTag.invoke(Api.RunOptionsSetRunTag, handle(), arena.allocateFrom(tag)));
-            }
-            return this;
-        }
-
-        public RunOptions setLogLevel(OrtLoggingLevel level) {
-            Api.check(OrtApi.RunOptionsSetRunLogSeverityLevel.invoke(Api.RunOptionsSetRunLogSeverityLevel, handle(), level.value()));
-            return this;
-        }
-
-        public RunOptions setLogVerbosityLevel(int level) {
-            Api.check(OrtApi.RunOptionsSetRunLogVerbosityLevel.invoke(Api.RunOptionsSetRunLogVerbosityLevel, handle(), level));
-            return this;
-        }
-
-        /** Asks runs using these options to stop as soon as they can (they fail with an error). */
-        public RunOptions setTerminate() {
-            Api.check(OrtApi.RunOptionsSetTerminate.invoke(Api.RunOptionsSetTerminate, handle()));
-            return this;
-        }
-
-        public RunOptions unsetTerminate() {
-            Api.check(OrtApi.RunOptionsUnsetTerminate.invoke(Api.RunOptionsUnsetTerminate, handle()));
-            return this;
-        }
-
-        /** A run configuration entry (see ORT's onnxruntime_run_options_config_keys.h). */
-        public RunOptions addRunConfigEntry(String key, String value) {
-            try (Arena arena = Arena.ofConfined()) {
-                Api.check(OrtApi.AddRunConfigEntry.invoke(Api.AddRunConfigEntry, handle(), arena.allocateFrom(key),
-                        arena.allocateFrom(value)), "run config entry " + key);
-            }
-            return this;
-        }
-
-        @Override
-        protected void releaseNative(MemorySegment handle) {
-            OrtApi.ReleaseRunOptions.invoke(Api.ReleaseRunOptions, handle);
         }
     }
 }

@@ -34,7 +34,10 @@ public final class TensorInfo {
         return shape.length;
     }
 
-    /** Element count, or -1 if a dimension is open. */
+    /**
+     * Element count, or -1 if a dimension is open. A shape whose count does not fit in a {@code long} is
+     * an {@link OrtException} ({@link OrtErrorCode#ORT_INVALID_ARGUMENT}) naming it.
+     */
     public long getElementCount() {
         return elementCount(shape);
     }
@@ -45,9 +48,27 @@ public final class TensorInfo {
             if (d < 0) {
                 return -1;
             }
-            n = Math.multiplyExact(n, d);
+            if (d != 0 && n > Long.MAX_VALUE / d) {
+                // keep counting: a later zero dimension makes the whole shape empty
+                return hasZero(shape) ? 0 : overflow(shape);
+            }
+            n *= d;
         }
         return n;
+    }
+
+    private static boolean hasZero(long[] shape) {
+        for (long d : shape) {
+            if (d == 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static long overflow(long[] shape) {
+        throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "shape " + Arrays.toString(shape)
+                + " holds more elements than a long can count");
     }
 
     @Override

@@ -54,7 +54,7 @@ class ArithmeticTest {
             }
             try (OnnxTensor tx = OnnxTensor.createTensor(x, batch, 4);
                     OnnxTensor ty = OnnxTensor.createTensor(y, batch, 4);
-                    OrtSession.Result r = session.run(Map.of("x", tx, "y", ty))) {
+                    Result r = session.run(Map.of("x", tx, "y", ty))) {
                 assertEquals(3, r.size());
                 float[] sum = r.tensor("sum").getFloatArray();
                 float[] prod = r.tensor("prod").getFloatArray();
@@ -73,7 +73,7 @@ class ArithmeticTest {
     void returnsOnlyTheRequestedOutputsInTheRequestedOrder() {
         try (OnnxTensor tx = OnnxTensor.createTensor(new float[] {1, 2, 3, 4}, 1, 4);
                 OnnxTensor ty = OnnxTensor.createTensor(new float[] {4, 3, 2, 1}, 1, 4);
-                OrtSession.Result r = session.run(Map.of("x", tx, "y", ty),
+                Result r = session.run(Map.of("x", tx, "y", ty),
                         new LinkedHashSet<>(List.of("affine", "sum")))) {
             assertEquals(List.of("affine", "sum"), r.names());
             assertArrayEquals(new float[] {3, 5, 7, 9}, ((OnnxTensor) r.get(0)).getFloatArray());
@@ -99,7 +99,7 @@ class ArithmeticTest {
         try (OrtSession s = env.createSession(TestModels.model("arith.onnx"));
                 OnnxTensor tx = OnnxTensor.createTensor(new float[] {1, 2, 3, 4}, 1, 4);
                 OnnxTensor ty = OnnxTensor.createTensor(new float[] {1, 2, 3, 4}, 1, 4)) {
-            OrtSession.Result r = s.run(Map.of("x", tx, "y", ty));
+            Result r = s.run(Map.of("x", tx, "y", ty));
             sum = (OnnxTensor) r.take("sum");
             r.close();
         }
@@ -114,7 +114,7 @@ class ArithmeticTest {
         try (OrtSession s = env.createSession(bytes);
                 OnnxTensor tx = OnnxTensor.createTensor(new float[] {2, 2, 2, 2}, 1, 4);
                 OnnxTensor ty = OnnxTensor.createTensor(new float[] {3, 3, 3, 3}, 1, 4);
-                OrtSession.Result r = s.run(Map.of("x", tx, "y", ty))) {
+                Result r = s.run(Map.of("x", tx, "y", ty))) {
             assertArrayEquals(new float[] {6, 6, 6, 6}, r.tensor("prod").getFloatArray());
             assertNull(s.getInputInfo().get("z"));
             assertTrue(s.getOutputInfo().containsKey("prod"));
@@ -129,7 +129,7 @@ class ArithmeticTest {
         assertEquals(3, batch);
         try (OrtSession s = env.createSession(TestModels.model("matmul_chain.onnx"));
                 OnnxTensor x = OnnxTensor.createTensor(input, batch, 64);
-                OrtSession.Result r = s.run(Map.of("x", x))) {
+                Result r = s.run(Map.of("x", x))) {
             float[] y = r.tensor("y").getFloatArray();
             assertEquals(expected.length, y.length);
             for (int i = 0; i < y.length; i++) {

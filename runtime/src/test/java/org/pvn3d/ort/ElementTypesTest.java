@@ -21,7 +21,7 @@ class ElementTypesTest {
     }
 
     static OnnxTensor roundTrip(String type, OnnxTensor input, OnnxTensorType expected) {
-        try (OrtSession s = identity(type); OrtSession.Result r = s.run(Map.of("input", input))) {
+        try (OrtSession s = identity(type); Result r = s.run(Map.of("input", input))) {
             assertEquals(expected, s.getInputInfo().get("input").tensorInfo().getType());
             assertArrayEquals(new String[] {"rows", "cols"}, s.getInputInfo().get("input").tensorInfo().getDimensionNames());
             OnnxTensor out = (OnnxTensor) r.take("output");
@@ -101,7 +101,7 @@ class ElementTypesTest {
             try (OnnxTensor in = OnnxTensor.fromSegment(seg, OnnxTensorType.FLOAT, SHAPE)) {
                 assertEquals(seg.address(), in.data().address());
                 seg.setAtIndex(ValueLayout.JAVA_FLOAT, 4, 42f); // written after the tensor was made
-                try (OrtSession.Result r = s.run(Map.of("input", in))) {
+                try (Result r = s.run(Map.of("input", in))) {
                     assertArrayEquals(new float[] {0, 0, 0, 0, 42, 0}, r.tensor("output").getFloatArray());
                 }
             }

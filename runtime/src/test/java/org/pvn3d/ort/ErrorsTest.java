@@ -33,7 +33,7 @@ class ErrorsTest {
     void sessionStillWorks() {
         try (OnnxTensor x = OnnxTensor.createTensor(new float[] {1, 2, 3, 4}, 1, 4);
                 OnnxTensor y = OnnxTensor.createTensor(new float[] {5, 6, 7, 8}, 1, 4);
-                OrtSession.Result r = arith.run(Map.of("x", x, "y", y))) {
+                Result r = arith.run(Map.of("x", x, "y", y))) {
             assertArrayEquals(new float[] {6, 8, 10, 12}, r.tensor("sum").getFloatArray());
         }
     }
@@ -119,14 +119,35 @@ class ErrorsTest {
     void terminatedRunOptionsStopTheRun() {
         try (OnnxTensor x = OnnxTensor.createTensor(new float[4], 1, 4);
                 OnnxTensor y = OnnxTensor.createTensor(new float[4], 1, 4);
-                OrtSession.RunOptions options = new OrtSession.RunOptions().setRunTag("doomed").setTerminate()) {
+                RunOptions options = new RunOptions().setRunTag("doomed").setTerminate()) {
             OrtException e = assertThrows(OrtException.class,
                     () -> arith.run(Map.of("x", x, "y", y), Set.of("sum"), options));
             assertTrue(e.getMessage().toLowerCase().contains("terminat"), e.getMessage());
             options.unsetTerminate();
-            try (OrtSession.Result r = arith.run(Map.of("x", x, "y", y), Set.of("sum"), options)) {
+            try (Result r = arith.run(Map.of("x", x, "y", y), Set.of("sum"), options)) {
                 assertArrayEquals(new float[4], r.tensor("sum").getFloatArray());
             }
         }
+    }
+
+    @Test
+    void aShapeWhoseSizeOverflowsALongIsAnInvalidArgument() {
+        long huge = 1L << 40;
+        long[][] shapes = {{huge, huge}, {Long.MAX_VALUE, 2}, {1L << 62}};
+        for (long[] shape : shapes) {
+            OrtException e = assertThrows(OrtException.class, () -> OnnxTensor.allocate(OnnxTensorType.FLOAT, shape));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
+            assertTrue(e.getMessage().contains(java.util.Arrays.toString(shape)), e.getMessage());
+        }
+        OrtException fromArray = assertThrows(OrtException.class, () -> OnnxTensor.createTensor(new float[4], huge, huge));
+        assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, fromArray.getCode());
+        assertTrue(fromArray.getMessage().contains("[1099511627776, 1099511627776]"), fromArray.getMessage());
+        OrtException strings = assertThrows(OrtException.class, () -> OnnxTensor.createStringTensor(new String[1], huge, huge));
+        assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, strings.getCode());
+        OrtException info = assertThrows(OrtException.class,
+                () -> new TensorInfo(OnnxTensorType.FLOAT, new long[] {huge, huge}, new String[] {"", ""}).getElementCount());
+        assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, info.getCode());
+        assertEquals(0, new TensorInfo(OnnxTensorType.FLOAT, new long[] {huge, huge, 0}, new String[] {"", "", ""})
+                .getElementCount(), "an empty dimension makes the whole shape empty");
     }
 }

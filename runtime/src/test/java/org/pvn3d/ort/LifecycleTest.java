@@ -23,10 +23,10 @@ class LifecycleTest {
         OnnxTensor t = OnnxTensor.createTensor(new float[4], 1, 4);
         t.close();
         t.close();
-        OrtSession.SessionOptions o = new OrtSession.SessionOptions();
+        SessionOptions o = new SessionOptions();
         o.close();
         o.close();
-        OrtSession.RunOptions r = new OrtSession.RunOptions();
+        RunOptions r = new RunOptions();
         r.close();
         r.close();
         assertTrue(s.isClosed() && t.isClosed() && o.isClosed() && r.isClosed());
@@ -48,7 +48,7 @@ class LifecycleTest {
             OrtException e = assertThrows(OrtException.class, () -> live.run(Map.of("x", t, "y", y)));
             assertTrue(e.getMessage().contains("input 'x'") && e.getMessage().contains("closed"), e.getMessage());
         }
-        OrtSession.SessionOptions o = new OrtSession.SessionOptions();
+        SessionOptions o = new SessionOptions();
         o.close();
         assertThrows(OrtException.class, () -> o.setIntraOpNumThreads(1));
         assertThrows(OrtException.class, () -> env.createSession(TestModels.model("arith.onnx"), o));
@@ -68,7 +68,7 @@ class LifecycleTest {
                 try (OnnxTensor x = OnnxTensor.createTensor(new float[64 * 16], 16, 64)) {
                     started.countDown();
                     while (true) {
-                        try (OrtSession.Result r = s.run(Map.of("x", x))) {
+                        try (Result r = s.run(Map.of("x", x))) {
                             assertEquals(16 * 8, r.tensor("y").getFloatArray().length);
                             good.incrementAndGet();
                         } catch (OrtException e) {
@@ -103,7 +103,7 @@ class LifecycleTest {
         OrtEnvironment e = OrtEnvironment.getEnvironment();
         try (OrtSession s = e.createSession(TestModels.model("arith.onnx"));
                 OnnxTensor x = OnnxTensor.createTensor(new float[] {1, 1, 1, 1}, 1, 4);
-                OrtSession.Result r = s.run(Map.of("x", x, "y", x))) {
+                Result r = s.run(Map.of("x", x, "y", x))) {
             assertArrayEquals(new float[] {2, 2, 2, 2}, r.tensor("sum").getFloatArray());
         }
         assertEquals(e, OrtEnvironment.getEnvironment(), "one environment per process");

@@ -20,7 +20,7 @@ public final class NativeMemoryProbe {
             for (int w = 0; w < windows; w++) {
                 long floor = Long.MAX_VALUE;
                 for (int i = 0; i < runs; i++) {
-                    try (OnnxTensor x = OnnxTensor.createTensor(input, 4, 64); OrtSession.Result r = s.run(Map.of("x", x))) {
+                    try (OnnxTensor x = OnnxTensor.createTensor(input, 4, 64); Result r = s.run(Map.of("x", x))) {
                         r.tensor("y").getFloatArray();
                     }
                     if (i % 500 == 499) {

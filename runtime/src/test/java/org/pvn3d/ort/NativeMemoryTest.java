@@ -109,7 +109,7 @@ class NativeMemoryTest {
         float[] out = null;
         for (int i = 0; i < runs; i++) {
             // a fresh input tensor and result every run: both must be released each time
-            try (OnnxTensor x = OnnxTensor.createTensor(input, 4, 64); OrtSession.Result r = s.run(Map.of("x", x))) {
+            try (OnnxTensor x = OnnxTensor.createTensor(input, 4, 64); Result r = s.run(Map.of("x", x))) {
                 out = r.tensor("y").getFloatArray();
             }
         }

@@ -23,18 +23,18 @@ class SessionOptionsTest {
     static float[] runArith(OrtSession s, float[] x, float[] y, int batch) {
         try (OnnxTensor tx = OnnxTensor.createTensor(x, batch, 4);
                 OnnxTensor ty = OnnxTensor.createTensor(y, batch, 4);
-                OrtSession.Result r = s.run(Map.of("x", tx, "y", ty))) {
+                Result r = s.run(Map.of("x", tx, "y", ty))) {
             return r.tensor("prod").getFloatArray();
         }
     }
 
     @Test
     void everySettingIsAcceptedAndTheModelStillComputes() {
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()
-                .setOptimizationLevel(OrtSession.OptLevel.NO_OPT)
+        try (SessionOptions o = new SessionOptions()
+                .setOptimizationLevel(SessionOptions.OptLevel.NO_OPT)
                 .setIntraOpNumThreads(2)
                 .setInterOpNumThreads(1)
-                .setExecutionMode(OrtSession.ExecutionMode.PARALLEL)
+                .setExecutionMode(SessionOptions.ExecutionMode.PARALLEL)
                 .setMemoryPatternOptimization(false)
                 .setCPUArenaAllocator(false)
                 .setLogId("options-test")
@@ -44,8 +44,8 @@ class SessionOptionsTest {
                 OrtSession s = env.createSession(TestModels.model("arith.onnx"), o)) {
             assertArrayEquals(new float[] {2, 4, 6, 8}, runArith(s, new float[] {1, 2, 3, 4}, new float[] {2, 2, 2, 2}, 1));
         }
-        for (OrtSession.OptLevel level : OrtSession.OptLevel.values()) {
-            try (OrtSession.SessionOptions o = new OrtSession.SessionOptions().setOptimizationLevel(level);
+        for (SessionOptions.OptLevel level : SessionOptions.OptLevel.values()) {
+            try (SessionOptions o = new SessionOptions().setOptimizationLevel(level);
                     OrtSession s = env.createSession(TestModels.model("matmul_chain.onnx"), o)) {
                 assertEquals(List.of("y"), s.getOutputNames());
             }
@@ -54,7 +54,7 @@ class SessionOptionsTest {
 
     @Test
     void aFreeDimensionOverrideFixesTheBatch() {
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions().addFreeDimensionOverrideByName("batch", 2);
+        try (SessionOptions o = new SessionOptions().addFreeDimensionOverrideByName("batch", 2);
                 OrtSession s = env.createSession(TestModels.model("arith.onnx"), o)) {
             assertArrayEquals(new float[] {1, 1, 1, 1, 4, 4, 4, 4},
                     runArith(s, new float[] {1, 1, 1, 1, 2, 2, 2, 2}, new float[] {1, 1, 1, 1, 2, 2, 2, 2}, 2));
@@ -65,7 +65,7 @@ class SessionOptionsTest {
     @Test
     void profilingWritesATraceWithTheModelsNodes(@TempDir Path dir) throws Exception {
         String prefix = dir.resolve("profile").toString();
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions().enableProfiling(prefix);
+        try (SessionOptions o = new SessionOptions().enableProfiling(prefix);
                 OrtSession s = env.createSession(TestModels.model("arith.onnx"), o)) {
             runArith(s, new float[4], new float[4], 1);
             Path file = Path.of(s.endProfiling());
@@ -81,7 +81,7 @@ class SessionOptionsTest {
 
     @Test
     void aBadConfigValueIsAClearException() {
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
+        try (SessionOptions o = new SessionOptions()) {
             o.addConfigEntry("session.disable_prepacking", "1");
             o.addConfigEntry("session.disable_prepacking", "0"); // overriding an entry is allowed
             OrtException e = assertThrows(OrtException.class, () -> o.addConfigEntry("", "1"));
@@ -109,7 +109,7 @@ class SessionOptionsTest {
         };
         logger.setLevel(Level.ALL);
         logger.addHandler(handler);
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()
+        try (SessionOptions o = new SessionOptions()
                 .setLogId("verbose-session")
                 .setSessionLogLevel(OrtLoggingLevel.ORT_LOGGING_LEVEL_VERBOSE);
                 OrtSession s = env.createSession(TestModels.model("arith.onnx"), o)) {
@@ -122,5 +122,18 @@ class SessionOptionsTest {
         assertTrue(records.stream().anyMatch(r -> String.valueOf(r.getParameters() == null ? r.getMessage()
                 : java.text.MessageFormat.format(r.getMessage(), r.getParameters())).contains("verbose-session")),
                 "the session's log id is in the messages");
+    }
+
+    @Test
+    void aNegativeThreadCountIsRefused() {
+        try (SessionOptions o = new SessionOptions()) {
+            OrtException intra = assertThrows(OrtException.class, () -> o.setIntraOpNumThreads(-1));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, intra.getCode());
+            assertTrue(intra.getMessage().contains("intra-op") && intra.getMessage().contains("-1"), intra.getMessage());
+            OrtException inter = assertThrows(OrtException.class, () -> o.setInterOpNumThreads(-4));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, inter.getCode());
+            assertTrue(inter.getMessage().contains("inter-op") && inter.getMessage().contains("-4"), inter.getMessage());
+            o.setIntraOpNumThreads(0).setInterOpNumThreads(0); // 0 still lets ORT choose
+        }
     }
 }

@@ -6,6 +6,7 @@ import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
 
 /**
  * The tiny model of the binding-cost benchmarks (add16.onnx: c = a + b over 16 floats) through this
@@ -24,7 +25,7 @@ final class Add16 implements AutoCloseable {
     }
 
     final byte[] model;
-    final OrtSession.SessionOptions options;
+    final SessionOptions options;
     final OrtSession session;
     final OnnxTensor a;
     final OnnxTensor b;
@@ -34,7 +35,7 @@ final class Add16 implements AutoCloseable {
 
     Add16() throws IOException {
         model = BenchData.resource("/add16.onnx");
-        options = new OrtSession.SessionOptions();
+        options = new SessionOptions();
         options.setIntraOpNumThreads(1);
         session = OrtEnvironment.getEnvironment().createSession(model, options);
         a = OnnxTensor.createTensor(DATA, SHAPE);

@@ -20,19 +20,23 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.pvn3d.ort.DeviceTensor;
 import org.pvn3d.ort.OnnxTensor;
+import org.pvn3d.ort.OnnxTensorLike;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * The same operators and sizes as {@link KernelBenchmark}, each as a one-node model (written by
  * benchmarks/scripts/make_bench_models.py, on the class path under /bench-models/) run through this
  * project's API with {@link Pvn3dOps#register} on ORT's CPU provider or its CUDA provider
- * ({@code addCUDA(0)}). Providers:
+ * ({@code addExecutionProvider(new OrtCUDAProviderOptions(0))}). Providers:
  * <ul>
  * <li>{@code cpu}: one {@code session.run} with host input tensors over the same data as the direct
  * benchmark and preallocated host outputs; compare with {@link KernelBenchmark}'s {@code cpu}.
@@ -73,11 +77,11 @@ public class OrtNodeBenchmark {
     public String provider;
 
     private Arena arena;
-    private OrtSession.SessionOptions options;
+    private SessionOptions options;
     private CustomOpDomain domain;
     private OrtSession session;
-    private final Map<String, OnnxTensor> inputs = new LinkedHashMap<>();
-    private final Map<String, OnnxTensor> outputs = new LinkedHashMap<>();
+    private final Map<String, OnnxTensorLike> inputs = new LinkedHashMap<>();
+    private final Map<String, OnnxTensorLike> outputs = new LinkedHashMap<>();
     private final List<DeviceBuffer> deviceBuffers = new ArrayList<>();
     private OrtIoBinding binding;
 
@@ -101,11 +105,11 @@ public class OrtNodeBenchmark {
         for (KernelCase.HostTensor t : outs) {
             outputs.put(t.name(), onDevice ? deviceTensor(t, false) : OnnxTensor.fromSegment(t.data(), t.type(), t.shape()));
         }
-        options = new OrtSession.SessionOptions();
+        options = new SessionOptions();
         options.setIntraOpNumThreads(1);
         domain = Pvn3dOps.register(options);
         if (cuda) {
-            options.addCUDA(0);
+            options.addExecutionProvider(new OrtCUDAProviderOptions(0));
         }
         session = OrtEnvironment.getEnvironment().createSession(model, options);
         if (onDevice) {
@@ -129,20 +133,20 @@ public class OrtNodeBenchmark {
         }
         session.close();
         options.close();
-        inputs.values().forEach(OnnxTensor::close);
-        outputs.values().forEach(OnnxTensor::close);
+        inputs.values().forEach(OnnxTensorLike::close);
+        outputs.values().forEach(OnnxTensorLike::close);
         deviceBuffers.forEach(DeviceBuffer::close);
         arena.close();
     }
 
     /** A tensor over GPU memory holding a copy of {@code t}'s data (inputs) or {@code t}'s size (outputs). */
-    private OnnxTensor deviceTensor(KernelCase.HostTensor t, boolean copy) {
+    private DeviceTensor deviceTensor(KernelCase.HostTensor t, boolean copy) {
         DeviceBuffer b = DeviceBuffer.allocate(0, Math.max(1, t.data().byteSize()));
         deviceBuffers.add(b);
         if (copy) {
             b.copyFromHost(t.data());
         }
-        return OnnxTensor.createTensor(b, t.type(), t.shape());
+        return DeviceTensor.createTensor(b, t.type(), t.shape());
     }
 
     /** One run of the one-node model into the preallocated outputs. */

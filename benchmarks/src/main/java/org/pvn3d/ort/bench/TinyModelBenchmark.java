@@ -19,6 +19,7 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
 
 /**
  * The binding's own cost: one run of a 16-float Add ({@code c = a + b}, add16.onnx) on ORT's CPU
@@ -108,7 +109,7 @@ public class TinyModelBenchmark {
     public float[] oursFresh() {
         try (OnnxTensor x = OnnxTensor.createTensor(data, SHAPE);
                 OnnxTensor y = OnnxTensor.createTensor(data, SHAPE);
-                OrtSession.Result r = ours.run(Map.of("a", x, "b", y))) {
+                Result r = ours.run(Map.of("a", x, "b", y))) {
             return r.tensor("c").getFloatArray();
         }
     }
@@ -128,7 +129,7 @@ public class TinyModelBenchmark {
     /** This project's API: inputs reused, ORT allocates the output, the result is closed. */
     @Benchmark
     public OnnxTensor oursReuseInputs() {
-        try (OrtSession.Result r = ours.run(oursInputs)) {
+        try (Result r = ours.run(oursInputs)) {
             return r.tensor("c");
         }
     }

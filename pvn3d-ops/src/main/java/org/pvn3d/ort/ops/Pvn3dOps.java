@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.pvn3d.ort.OrtException;
-import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
 
@@ -19,7 +19,7 @@ import org.pvn3d.ort.customop.CustomOpDomain;
  * One {@link #register} call adds all nine.
  *
  * <pre>{@code
- * try (var options = new OrtSession.SessionOptions()) {
+ * try (var options = new SessionOptions()) {
  *     CustomOpDomain ops = Pvn3dOps.register(options);
  *     try (OrtSession session = env.createSession(model, options)) { ... }
  * }
@@ -81,14 +81,14 @@ public final class Pvn3dOps {
      * long as the options and their sessions need it; keep it to call
      * {@link CustomOpDomain#checkDeferredErrors()} after CUDA runs. Closing it is optional.
      */
-    public static CustomOpDomain register(OrtSession.SessionOptions options, CudaIndexCheck indexCheck) {
+    public static CustomOpDomain register(SessionOptions options, CudaIndexCheck indexCheck) {
         CustomOpDomain domain = createDomain(indexCheck);
-        domain.registerOn(options);
+        options.registerCustomOps(domain);
         return domain;
     }
 
-    /** {@link #register(OrtSession.SessionOptions, CudaIndexCheck)} with {@link CudaIndexCheck#DEFERRED}. */
-    public static CustomOpDomain register(OrtSession.SessionOptions options) {
+    /** {@link #register(SessionOptions, CudaIndexCheck)} with {@link CudaIndexCheck#DEFERRED}. */
+    public static CustomOpDomain register(SessionOptions options) {
         return register(options, CudaIndexCheck.DEFERRED);
     }
 

@@ -19,9 +19,12 @@ import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.internal.NativeObject;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * The three pose operators (PVN3D_VoteAggregate, PVN3D_KabschSolver, PVN3D_PoseSolve) inside ORT
@@ -85,9 +88,9 @@ class PoseOpsTest {
 
     /** A session of ops/pose/{@code model}; CPU, or CUDA with {@code check}; the options are closed at once. */
     static OrtSession session(String model, boolean cuda, CudaIndexCheck check) {
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             if (cuda) {
-                options.addCUDA(0);
+                options.addExecutionProvider(new OrtCUDAProviderOptions(0));
             }
             Pvn3dOps.register(options, check);
             return env.createSession(Pvn3dOpsTest.resource("pose/" + model), options);
@@ -118,7 +121,7 @@ class PoseOpsTest {
         Map<String, OnnxTensor> feeds = new LinkedHashMap<>();
         try {
             inputs.forEach((k, v) -> feeds.put(k, k.equals("mask") && boolMask ? boolTensor(v) : Pvn3dOpsTest.tensor(v)));
-            try (OrtSession.Result r = s.run(feeds)) {
+            try (Result r = s.run(feeds)) {
                 Outputs out = new Outputs(new LinkedHashMap<>(), new LinkedHashMap<>(), new LinkedHashMap<>());
                 for (var e : r) {
                     OnnxTensor t = (OnnxTensor) e.getValue();
@@ -648,8 +651,8 @@ class PoseOpsTest {
         // SYNC fails the run itself; DEFERRED reports the flag once ORT's run finished its device
         // work, so the run fails too (as for the index flags), with the CPU kernel's message
         for (CudaIndexCheck check : List.of(CudaIndexCheck.SYNC, CudaIndexCheck.DEFERRED)) {
-            try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
-                options.addCUDA(0);
+            try (SessionOptions options = new SessionOptions()) {
+                options.addExecutionProvider(new OrtCUDAProviderOptions(0));
                 CustomOpDomain domain = Pvn3dOps.register(options, check);
                 try (OrtSession s = env.createSession(Pvn3dOpsTest.resource("pose/kabsch_solver.onnx"), options)) {
                     runFails(s, badKabsch, "PVN3D_KabschSolver", "input pred_kps", "non-finite", "flat position 31",

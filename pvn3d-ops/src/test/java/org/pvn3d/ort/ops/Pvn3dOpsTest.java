@@ -24,9 +24,12 @@ import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.internal.NativeObject;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * The six PVN3D operators inside ORT on the CPU provider, through the Java bridge: results against
@@ -70,7 +73,7 @@ class Pvn3dOpsTest {
 
     /** A CPU session of an ops model with the operators registered; the options are closed at once. */
     static OrtSession session(String model) {
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             Pvn3dOps.register(options);
             return env.createSession(resource(model), options);
         }
@@ -106,7 +109,7 @@ class Pvn3dOpsTest {
         Map<String, OnnxTensor> feeds = new LinkedHashMap<>();
         try {
             inputs.forEach((k, v) -> feeds.put(k, tensor(v)));
-            try (OrtSession.Result r = s.run(feeds)) {
+            try (Result r = s.run(feeds)) {
                 for (Pvt.Tensor e : expected.values()) {
                     OnnxTensor got = r.tensor(e.name());
                     assertArrayEquals(e.shape(), got.getShape(), what + ": shape of " + e.name());
@@ -325,8 +328,8 @@ class Pvn3dOpsTest {
         Assumptions.assumeTrue(Pvn3dOps.nativeBuiltWithCuda() && Pvn3dOps.cudaDeviceCount() > 0,
                 "no CUDA device (or a CPU-only libpvn3d_ops): the CUDA provider runs are made on the GPU machine");
         for (Op op : ops().toList()) {
-            try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
-                options.addCUDA(0);
+            try (SessionOptions options = new SessionOptions()) {
+                options.addExecutionProvider(new OrtCUDAProviderOptions(0));
                 Pvn3dOps.register(options, CudaIndexCheck.SYNC);
                 try (OrtSession s = env.createSession(resource(op.snake() + ".onnx"), options)) {
                     for (int c = 1; c <= 2; c++) {
@@ -348,8 +351,8 @@ class Pvn3dOpsTest {
         idx[5] = 300;
         bad.put("idx", new Pvt.Tensor("idx", bad.get("idx").shape(), null, idx));
         // SYNC: the run itself fails with the CPU kernel's message
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
-            options.addCUDA(0);
+        try (SessionOptions options = new SessionOptions()) {
+            options.addExecutionProvider(new OrtCUDAProviderOptions(0));
             Pvn3dOps.register(options, CudaIndexCheck.SYNC);
             try (OrtSession s = env.createSession(resource("gather_points.onnx"), options)) {
                 runFails(s, bad, "PVN3D_GatherPoints", "input idx", "index 300", "flat position 5");
@@ -358,8 +361,8 @@ class Pvn3dOpsTest {
         }
         // DEFERRED: the kernel does not wait for its launch; the session reports the flag once ORT's
         // run has finished its device work, so the run still fails with the same message
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
-            options.addCUDA(0);
+        try (SessionOptions options = new SessionOptions()) {
+            options.addExecutionProvider(new OrtCUDAProviderOptions(0));
             CustomOpDomain domain = Pvn3dOps.register(options, CudaIndexCheck.DEFERRED);
             try (OrtSession s = env.createSession(resource("gather_points.onnx"), options)) {
                 runFails(s, bad, "PVN3D_GatherPoints", "input idx", "index 300", "flat position 5", "CUDA kernel");

@@ -11,8 +11,9 @@ import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
-import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.CudaDevice;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * Whether the CUDA execution provider can work in this process and, when not, why and what to do:
@@ -42,8 +43,8 @@ final class CudaCheck {
             problem = providerProblem();
         }
         if (problem == null) {
-            try (var options = new OrtSession.SessionOptions()) {
-                options.addCUDA(device);
+            try (var options = new SessionOptions()) {
+                options.addExecutionProvider(new OrtCUDAProviderOptions(device));
             } catch (OrtException e) {
                 problem = Errors.describe(e);
             }
@@ -157,8 +158,8 @@ final class CudaCheck {
         } catch (IOException e) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read /cli/identity.onnx: " + e.getMessage(), e);
         }
-        try (var options = new OrtSession.SessionOptions()) {
-            options.addCUDA(0);
+        try (var options = new SessionOptions()) {
+            options.addExecutionProvider(new OrtCUDAProviderOptions(0));
             OrtEnvironment.getEnvironment().createSession(model, options).close();
         }
     }

@@ -19,8 +19,10 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -85,7 +87,7 @@ final class PointNet2Command implements Callable<Integer> {
         Map<String, PvtFile.Entry> inputs = input == null ? readPvt(resource(INPUT_RESOURCE), INPUT_RESOURCE) : PvtFile.read(input);
         out.printf("model: %s (%d bytes)%n", model == null ? "embedded PointNet++ (" + MODEL_RESOURCE + ")" : model, bytes.length);
         OrtEnvironment env = OrtEnvironment.getEnvironment();
-        try (var options = new OrtSession.SessionOptions()) {
+        try (var options = new SessionOptions()) {
             if (common.threads > 0) {
                 options.setIntraOpNumThreads(common.threads);
             }
@@ -94,7 +96,7 @@ final class PointNet2Command implements Callable<Integer> {
             }
             Pvn3dOps.register(options).close(); // the options and the session keep the domain alive
             if (common.cuda()) {
-                options.addCUDA(common.device);
+                options.addExecutionProvider(new OrtCUDAProviderOptions(common.device));
             }
             long t0 = System.nanoTime();
             try (OrtSession session = env.createSession(bytes, options)) {

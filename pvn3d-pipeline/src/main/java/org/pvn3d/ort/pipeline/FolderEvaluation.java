@@ -216,9 +216,12 @@ public final class FolderEvaluation {
 
     /**
      * Evaluates every file; a sample that fails (unreadable, wrong entries, a run error) becomes a row
-     * with its error and the evaluation goes on.
+     * with its error and the evaluation goes on. {@code progress} may be null (none).
      */
     public static Summary evaluate(Pvn3dPipeline pipeline, List<Path> files, Progress progress) {
+        if (progress == null) {
+            progress = Progress.NONE;
+        }
         List<Row> rows = new ArrayList<>();
         for (int i = 0; i < files.size(); i++) {
             Path f = files.get(i);

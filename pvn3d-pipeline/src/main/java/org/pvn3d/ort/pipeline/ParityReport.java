@@ -12,7 +12,7 @@ import org.pvn3d.ort.io.PvtFile;
  * How closely the ORT pipeline reproduces PyTorch on one sample: for every float output the max and mean
  * absolute difference, for every index output the count of mismatches, and for the pose ADD / ADD-S of
  * the ORT pose against the PyTorch-pipeline pose ({@code pose_R}, {@code pose_t} in the expected file).
- * Targets (issue 7): indices identical, floats within 1e-4 on the CPU provider and 1e-3 on CUDA.
+ * Targets: indices identical, floats within 1e-4 on the CPU provider and 1e-3 on CUDA.
  */
 public record ParityReport(String provider, String model, String sample, double floatTolerance, List<FloatParity> floats,
         List<IndexParity> indices, PoseParity pose, Pvn3dPipeline.Result result, Map<String, Object> extra) {

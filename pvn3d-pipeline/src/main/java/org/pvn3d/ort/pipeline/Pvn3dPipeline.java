@@ -6,7 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.pvn3d.ort.DeviceTensor;
 import org.pvn3d.ort.OnnxTensor;
+import org.pvn3d.ort.OnnxTensorLike;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OnnxValue;
 import org.pvn3d.ort.OrtEnvironment;
@@ -15,10 +17,13 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
+import org.pvn3d.ort.cuda.CudaCopy;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * PVN3D end to end on ONNX Runtime: the network (with the PointNet++ custom operators) on the CPU or
@@ -156,7 +161,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
     }
 
     private final Config config;
-    private final OrtSession.SessionOptions options;
+    private final SessionOptions options;
     private final CustomOpDomain domain;
     private final OrtSession session;
     private final double loadMs;
@@ -165,7 +170,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
     public Pvn3dPipeline(byte[] model, Config config) {
         this.config = config;
         long t0 = System.nanoTime();
-        OrtSession.SessionOptions opts = new OrtSession.SessionOptions();
+        SessionOptions opts = new SessionOptions();
         CustomOpDomain dom = null;
         try {
             if (config.threads() > 0) {
@@ -174,7 +179,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
             dom = Pvn3dOps.register(opts);
             if (config.provider() == Provider.CUDA) {
                 // full fp32 (no TF32): the pipeline is also how parity with PyTorch is measured
-                opts.addCUDA(new org.pvn3d.ort.providers.OrtCUDAProviderOptions(config.device()).setUseTf32(false));
+                opts.addExecutionProvider(new OrtCUDAProviderOptions(config.device()).setUseTf32(false));
             }
             this.session = OrtEnvironment.getEnvironment().createSession(model, opts);
         } catch (RuntimeException e) {
@@ -231,7 +236,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
             double[] ms = new double[config.repeat()];
             for (int i = 0; ; i++) {
                 long t0 = System.nanoTime();
-                OrtSession.Result r = session.run(feeds);
+                org.pvn3d.ort.Result r = session.run(feeds);
                 ms[i] = (System.nanoTime() - t0) / 1e6;
                 try (r) {
                     checkDeferredErrors();
@@ -264,7 +269,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
                 owned.add(buffer);
                 buffers.add(buffer);
                 hostData.add(MemorySegment.ofArray(e.data()));
-                OnnxTensor t = OnnxTensor.createTensor(buffer, e.type(), e.shape());
+                DeviceTensor t = DeviceTensor.createTensor(buffer, e.type(), e.shape());
                 owned.add(t);
                 binding.bindInput(name, t);
             }
@@ -286,7 +291,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
                 session.run(binding);
                 long t2 = System.nanoTime();
                 checkDeferredErrors();
-                try (OrtSession.Result r = binding.getOutputs()) {
+                try (org.pvn3d.ort.Result r = binding.getOutputs()) {
                     out = toHost(r);
                 }
                 long t3 = System.nanoTime();
@@ -316,12 +321,12 @@ public final class Pvn3dPipeline implements AutoCloseable {
     }
 
     /** Every tensor output as host arrays (device tensors are copied first). */
-    private static Map<String, Output> toHost(OrtSession.Result r) {
+    private static Map<String, Output> toHost(org.pvn3d.ort.Result r) {
         Map<String, Output> out = new LinkedHashMap<>();
         for (Map.Entry<String, OnnxValue> e : r) {
-            if (e.getValue() instanceof OnnxTensor device) {
-                try (OnnxTensor t = device.isOnDevice() ? device.toHost() : null) {
-                    OnnxTensor h = t != null ? t : device;
+            if (e.getValue() instanceof OnnxTensorLike tensor) {
+                try (OnnxTensor t = tensor instanceof DeviceTensor device ? CudaCopy.toHost(device) : null) {
+                    OnnxTensor h = t != null ? t : (OnnxTensor) tensor;
                     out.put(e.getKey(), switch (h.getType()) {
                         case FLOAT -> new Output(e.getKey(), h.getType(), h.getShape(), h.getFloatArray(), null);
                         case INT64 -> new Output(e.getKey(), h.getType(), h.getShape(), null, h.getLongArray());

@@ -12,14 +12,16 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.Assumptions;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.CudaStream;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
@@ -46,14 +48,14 @@ class CudaProviderTest {
         return new OrtCUDAProviderOptions(0).setUseTf32(false);
     }
 
-    static float[] run(OrtSession.SessionOptions options) {
+    static float[] run(SessionOptions options) {
         Pvn3dOps.register(options).close();
         try (OrtSession s = OrtEnvironment.getEnvironment().createSession(model, options);
                 OnnxTensor xyz = sample.get("xyz").toTensor();
-                OrtSession.Result r = s.run(Map.of("xyz", xyz))) {
+                Result r = s.run(Map.of("xyz", xyz))) {
             float[] out = r.tensor("point_features").getFloatArray();
             // a second run through the same session gives the same numbers
-            try (OrtSession.Result again = s.run(Map.of("xyz", xyz))) {
+            try (Result again = s.run(Map.of("xyz", xyz))) {
                 assertArrayEquals(out, again.tensor("point_features").getFloatArray());
             }
             return out;
@@ -63,18 +65,18 @@ class CudaProviderTest {
     @Test
     void cudaEqualsCpuAndNoPvn3dNodeFallsBackToTheCpu(@TempDir Path dir) throws Exception {
         float[] cpu;
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
+        try (SessionOptions o = new SessionOptions()) {
             cpu = run(o);
         }
         float[] cuda;
         String trace;
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
+        try (SessionOptions o = new SessionOptions()) {
             o.enableProfiling(dir.resolve("cuda").toString());
             Pvn3dOps.register(o).close();
-            o.addCUDA(cudaOptions());
+            o.addExecutionProvider(cudaOptions());
             try (OrtSession s = OrtEnvironment.getEnvironment().createSession(model, o);
                     OnnxTensor xyz = sample.get("xyz").toTensor();
-                    OrtSession.Result r = s.run(Map.of("xyz", xyz))) {
+                    Result r = s.run(Map.of("xyz", xyz))) {
                 cuda = r.tensor("point_features").getFloatArray();
                 Path file = Path.of(s.endProfiling());
                 trace = Files.readString(file.isAbsolute() ? file : Path.of(System.getProperty("user.dir")).resolve(file));
@@ -101,21 +103,21 @@ class CudaProviderTest {
     @Test
     void kernelsRunOnOrtsStreamOrOnTheCallersStream() {
         long before = Pvn3dOps.cudaLaunchCount();
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
-            o.addCUDA(cudaOptions());
+        try (SessionOptions o = new SessionOptions()) {
+            o.addExecutionProvider(cudaOptions());
             run(o);
         }
         long ortStream = Pvn3dOps.lastCudaStream();
         assertTrue(Pvn3dOps.cudaLaunchCount() > before, "the PVN3D kernels launched on CUDA");
-        try (CudaStream mine = CudaStream.create(); OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
-            o.addCUDA(cudaOptions().setUserComputeStream(mine.handle()));
+        try (CudaStream mine = CudaStream.create(); SessionOptions o = new SessionOptions()) {
+            o.addExecutionProvider(cudaOptions().setUserComputeStream(mine));
             long launches = Pvn3dOps.cudaLaunchCount();
             run(o);
             System.out.printf("CudaProviderTest: ORT's own compute stream 0x%x; with user_compute_stream the kernels"
                     + " ran on 0x%x, the stream Java created (0x%x), %d launches%n", ortStream,
-                    Pvn3dOps.lastCudaStream(), mine.handle().address(), Pvn3dOps.cudaLaunchCount() - launches);
-            assertEquals(mine.handle().address(), Pvn3dOps.lastCudaStream(), "ORT handed the kernels the caller's stream");
-            assertNotEquals(ortStream, mine.handle().address());
+                    Pvn3dOps.lastCudaStream(), mine.address(), Pvn3dOps.cudaLaunchCount() - launches);
+            assertEquals(mine.address(), Pvn3dOps.lastCudaStream(), "ORT handed the kernels the caller's stream");
+            assertNotEquals(ortStream, mine.address());
             mine.synchronize();
         }
     }

@@ -9,15 +9,20 @@ import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.pvn3d.ort.DeviceTensor;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
+import org.pvn3d.ort.cuda.CudaCopy;
 import org.pvn3d.ort.cuda.CudaDevice;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.io.PvtFile;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * The PVN3D operators inside an IO-bound, device-resident run of the embedded PointNet++ model (GPU
@@ -32,8 +37,8 @@ class PointNet2BoundRunGpuTest {
                 "no CUDA device (or a CPU-only libpvn3d_ops): these runs are made on the GPU machine");
     }
 
-    static float[] floats(OnnxTensor deviceTensor) {
-        try (OnnxTensor h = deviceTensor.toHost()) {
+    static float[] floats(DeviceTensor deviceTensor) {
+        try (OnnxTensor h = CudaCopy.toHost(deviceTensor)) {
             return h.getFloatArray();
         }
     }
@@ -49,26 +54,26 @@ class PointNet2BoundRunGpuTest {
         }
         PvtFile.Entry xyz = PvtFile.read(new ByteArrayInputStream(sampleBytes), "bunny_sample.bin").get("xyz");
         float[] xyzValues = xyz.floats();
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
+        try (SessionOptions o = new SessionOptions()) {
             Pvn3dOps.register(o).close();
-            o.addCUDA(0);
+            o.addExecutionProvider(new OrtCUDAProviderOptions(0));
             try (OrtSession s = env.createSession(model, o);
                     OnnxTensor host = xyz.toTensor();
                     DeviceBuffer buf = DeviceBuffer.of(xyzValues);
-                    OnnxTensor dev = OnnxTensor.createTensor(buf, OnnxTensorType.FLOAT, xyz.shape());
+                    DeviceTensor dev = DeviceTensor.createTensor(buf, OnnxTensorType.FLOAT, xyz.shape());
                     OrtMemoryInfo cuda = OrtMemoryInfo.cuda(0);
                     OrtIoBinding b = s.createIoBinding()) {
                 float[] hostPath;
-                try (OrtSession.Result r = s.run(Map.of("xyz", host))) {
+                try (Result r = s.run(Map.of("xyz", host))) {
                     hostPath = r.tensor("point_features").getFloatArray();
                 }
                 long launches = Pvn3dOps.cudaLaunchCount();
                 b.bindInput("xyz", dev).bindOutput("point_features", cuda);
                 s.run(b);
                 float[] bound;
-                try (OrtSession.Result r = b.getOutputs()) {
-                    assertTrue(r.tensor("point_features").isOnDevice());
-                    bound = floats(r.tensor("point_features"));
+                try (Result r = b.getOutputs()) {
+                    assertTrue(r.deviceTensor("point_features").isOnDevice());
+                    bound = floats(r.deviceTensor("point_features"));
                 }
                 System.out.println("PointNet++ bound run: " + (Pvn3dOps.cudaLaunchCount() - launches)
                         + " PVN3D CUDA launches, " + bound.length + " values");

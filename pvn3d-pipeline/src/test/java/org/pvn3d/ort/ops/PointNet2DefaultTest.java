@@ -11,6 +11,8 @@ import org.junit.jupiter.api.Test;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.io.PvtFile;
 
 /**
@@ -30,11 +32,11 @@ class PointNet2DefaultTest {
         Map<String, PvtFile.Entry> sample = PvtFile.read(new java.io.ByteArrayInputStream(resource("/models/bunny_sample.bin")), "bunny_sample.bin");
         Map<String, PvtFile.Entry> expected = PvtFile.read(Path.of(PointNet2DefaultTest.class.getResource("/models/pointnet2_default_expected.bin").toURI()));
         float[] want = expected.get("point_features").floats();
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions();
+        try (SessionOptions options = new SessionOptions();
                 CustomOpDomainCloser domain = new CustomOpDomainCloser(Pvn3dOps.register(options));
                 OrtSession session = OrtEnvironment.getEnvironment().createSession(resource("/models/pointnet2_default.onnx"), options);
                 OnnxTensor xyz = sample.get("xyz").toTensor();
-                OrtSession.Result r = session.run(Map.of("xyz", xyz))) {
+                Result r = session.run(Map.of("xyz", xyz))) {
             OnnxTensor out = r.tensor("point_features");
             assertArrayEquals(expected.get("point_features").shape(), out.getShape());
             float[] got = out.getFloatArray();

@@ -17,6 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.io.PvtFile;
 
 /**
@@ -78,9 +80,9 @@ class PoseHeadModelTest {
 
     /** The pose outputs (floats, and pose_inliers as longs) of one run. */
     static Map<String, Object> run(boolean cuda) {
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             if (cuda) {
-                options.addCUDA(CudaProviderTest.cudaOptions());
+                options.addExecutionProvider(CudaProviderTest.cudaOptions());
             }
             Pvn3dOps.register(options, CudaIndexCheck.SYNC);
             Map<String, OnnxTensor> feeds = new LinkedHashMap<>();
@@ -88,7 +90,7 @@ class PoseHeadModelTest {
                 for (String n : INPUTS) {
                     feeds.put(n, sample.get(n).toTensor());
                 }
-                try (OrtSession.Result r = s.run(feeds)) {
+                try (Result r = s.run(feeds)) {
                     Map<String, Object> out = new LinkedHashMap<>();
                     for (String n : POSE) {
                         OnnxTensor t = r.tensor(n);

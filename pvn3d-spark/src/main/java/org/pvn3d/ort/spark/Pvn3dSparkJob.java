@@ -172,10 +172,10 @@ public final class Pvn3dSparkJob {
             String error = r.getAs(FrameColumns.ERROR);
             String id = r.getAs(FrameColumns.ID);
             if (error != null) {
-                rows.add(new FolderEvaluation.Row(id, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, error));
+                rows.add(new FolderEvaluation.Row(id, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, error, Double.NaN));
             } else {
                 rows.add(new FolderEvaluation.Row(id, r.<Integer>getAs("points"), r.<Integer>getAs("masked"), r.<Integer>getAs("inliers"),
-                        orNaN(r.getAs("add")), orNaN(r.getAs("adds")), orNaN(r.getAs("diameter")), r.<Double>getAs("latency_ms"), null));
+                        orNaN(r.getAs("add")), orNaN(r.getAs("adds")), orNaN(r.getAs("diameter")), r.<Double>getAs("latency_ms"), null, Double.NaN));
             }
         }
         rows.sort(Comparator.comparing(FolderEvaluation.Row::name));

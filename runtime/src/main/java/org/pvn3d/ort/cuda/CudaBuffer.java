@@ -1,42 +1,45 @@
 package org.pvn3d.ort.cuda;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicBoolean;
+import org.pvn3d.ort.DeviceTensor;
+import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtMemoryInfo;
+import org.pvn3d.ort.TensorMemory;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
- * Memory that Java allocated through libpvn3d_ops's device API: {@link DeviceBuffer} (device memory,
+ * Memory that Java allocated through the CUDA runtime: {@link DeviceBuffer} (device memory,
  * {@code cudaMalloc}) or {@link PinnedBuffer} (page-locked host memory, {@code cudaHostAlloc}).
  *
  * <p><b>Ownership.</b> The code that allocates a buffer owns it and closes it. Tensors created over
- * a buffer ({@link org.pvn3d.ort.OnnxTensor#createTensor(CudaBuffer, org.pvn3d.ort.OnnxTensorType, long...)})
- * each hold a {@link Claim} that keeps the memory allocated: the memory is freed when the owner has
- * closed the buffer <em>and</em> every tensor over it has been closed, whichever comes last. Closing the
- * buffer ends the owner's use of it: its own methods (copies, {@link #address()}) then throw, while
- * the tensors over it stay valid. Closing twice is a no-op.
+ * a buffer ({@link DeviceTensor#createTensor(TensorMemory, OnnxTensorType, long...)} for device memory,
+ * {@link org.pvn3d.ort.OnnxTensor#createTensor(TensorMemory, OnnxTensorType, long...)} for pinned memory)
+ * each hold the memory allocated: the memory is freed when the owner has closed the buffer
+ * <em>and</em> every tensor over it has been closed, whichever comes last. Closing the buffer ends the
+ * owner's use of it: its own methods (copies, {@link #address()}) then throw, while the tensors over
+ * it stay valid. Closing twice is a no-op.
  */
-public abstract sealed class CudaBuffer implements AutoCloseable permits DeviceBuffer, PinnedBuffer {
+public abstract sealed class CudaBuffer extends TensorMemory implements AutoCloseable permits DeviceBuffer, PinnedBuffer {
     private final Block block;
     private final long byteSize;
     private final int device;
-    private int claims = 1; // the owner's, plus one per Claim
-    private boolean ownerClosed;
 
     CudaBuffer(String kind, MemorySegment pointer, long byteSize, int device, Freer freer) {
-        this.block = new Block(kind, pointer, freer);
+        this.block = new Block(kind, getClass().getSimpleName(), pointer, freer);
         this.byteSize = byteSize;
         this.device = device;
     }
 
-    /** How the memory is freed (once, when the last claim goes). */
+    /** How the memory is freed (once, when the owner and every tensor over it are done with it). */
     interface Freer {
         void free(MemorySegment pointer);
     }
 
     /** Size in bytes. */
+    @Override
     public final long byteSize() {
         return byteSize;
     }
@@ -48,74 +51,43 @@ public abstract sealed class CudaBuffer implements AutoCloseable permits DeviceB
 
     /** The memory's address (a device address for device memory); throws once the owner closed the buffer. */
     public final long address() {
-        return pointer().address();
+        return block.pointer().address();
     }
 
     /** A description of this memory for ORT (a new object the caller closes). */
+    @Override
     public abstract OrtMemoryInfo memoryInfo();
 
     /** Whether the owner has closed this buffer (its memory may still be held by tensors). */
-    public final synchronized boolean isClosed() {
-        return ownerClosed;
-    }
-
-    /** Whether the memory itself has been freed (owner closed and no claim left). */
-    public final boolean isFreed() {
+    public final boolean isClosed() {
         return block.isClosed();
     }
 
-    /**
-     * A claim that keeps the memory allocated until the claim is closed (what a tensor over this
-     * buffer holds). Throws if the owner has closed the buffer already.
-     */
-    public final synchronized Claim claim() {
-        if (ownerClosed) {
-            throw closedException();
-        }
-        claims++;
-        return new Claim(this);
+    /** Whether the memory itself has been freed (owner closed and no tensor holding it). */
+    public final boolean isFreed() {
+        return block.freed();
     }
 
-    private synchronized void unclaim() {
-        if (--claims == 0) {
-            block.close();
-        }
+    /** What a tensor over this buffer keeps: the memory stays allocated until it is closed. */
+    @Override
+    protected final AutoCloseable hold() {
+        return block.hold();
     }
 
     /** Ends the owner's use; the memory goes once no tensor holds it either. Idempotent. */
     @Override
     public final void close() {
-        synchronized (this) {
-            if (ownerClosed) {
-                return;
-            }
-            ownerClosed = true;
-        }
-        unclaim();
+        block.close();
     }
 
     /** The pointer for a use by the owner; throws if the owner closed the buffer. */
     final MemorySegment pointer() {
-        synchronized (this) {
-            if (ownerClosed) {
-                throw closedException();
-            }
-        }
-        return block.handle();
+        return block.pointer();
     }
 
-    /** Marks a native call on the memory (excluding the final free); pair with {@link #endUse()}. */
-    final MemorySegment beginUse() {
-        synchronized (this) {
-            if (ownerClosed) {
-                throw closedException();
-            }
-        }
-        return block.acquire();
-    }
-
-    final void endUse() {
-        block.release();
+    /** A use of the memory for the length of a native call on it (a copy); the free waits for it. */
+    final Lease use() {
+        return block.use();
     }
 
     final void checkRange(long offset, long bytes) {
@@ -125,44 +97,42 @@ public abstract sealed class CudaBuffer implements AutoCloseable permits DeviceB
         }
     }
 
-    OrtException closedException() {
-        return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, getClass().getSimpleName() + " is closed");
-    }
-
     @Override
     public String toString() {
         return getClass().getSimpleName() + "(" + byteSize + " bytes, device " + device
                 + (isClosed() ? ", closed" : "") + (isFreed() ? ", freed" : "") + ")";
     }
 
-    /** Keeps a buffer's memory allocated until closed; closing twice is a no-op. */
-    public static final class Claim implements AutoCloseable {
-        private final CudaBuffer buffer;
-        private final AtomicBoolean closed = new AtomicBoolean();
+    /** The native allocation itself (counted by {@link NativeObject#liveCounts()} under its kind). */
+    private static final class Block extends NativeObject {
+        private final String owner;
+        private final Freer freer;
 
-        private Claim(CudaBuffer buffer) {
-            this.buffer = buffer;
+        Block(String kind, String owner, MemorySegment pointer, Freer freer) {
+            super(kind, pointer);
+            this.owner = owner;
+            this.freer = freer;
         }
 
-        public CudaBuffer buffer() {
-            return buffer;
+        MemorySegment pointer() {
+            return handle();
+        }
+
+        Lease use() {
+            return acquire();
+        }
+
+        Lease hold() {
+            return retain();
+        }
+
+        boolean freed() {
+            return isReleased();
         }
 
         @Override
-        public void close() {
-            if (closed.compareAndSet(false, true)) {
-                buffer.unclaim();
-            }
-        }
-    }
-
-    /** The native allocation itself (counted by {@link NativeObject#liveCounts()} under its kind). */
-    private static final class Block extends NativeObject {
-        private final Freer freer;
-
-        Block(String kind, MemorySegment pointer, Freer freer) {
-            super(kind, pointer);
-            this.freer = freer;
+        protected OrtException closedException() {
+            return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, owner + " is closed");
         }
 
         @Override

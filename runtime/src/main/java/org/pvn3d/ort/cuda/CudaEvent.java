@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /** A CUDA event with timing ({@code cudaEventCreate}), e.g. to time work queued on a stream. */
@@ -25,44 +26,31 @@ public final class CudaEvent extends NativeObject {
 
     /** Records this event on {@code stream} ({@code null}: the legacy default stream). */
     public void record(CudaStream stream) {
-        MemorySegment e = acquire();
-        try {
-            DeviceApi.check((int) DeviceApi.functions().EVENT_RECORD.invokeExact(e, DeviceApi.streamOf(stream)));
+        try (Lease e = acquire(); Lease s = CudaStream.use(stream)) {
+            MemorySegment streamHandle = CudaStream.handleOf(s);
+            DeviceApi.check((int) DeviceApi.functions().EVENT_RECORD.invokeExact(e.handle(), streamHandle));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
-        } finally {
-            release();
         }
     }
 
     /** Waits until the work recorded before this event is done. */
     public void synchronize() {
-        MemorySegment e = acquire();
-        try {
-            DeviceApi.check((int) DeviceApi.functions().EVENT_SYNCHRONIZE.invokeExact(e));
+        try (Lease e = acquire()) {
+            DeviceApi.check((int) DeviceApi.functions().EVENT_SYNCHRONIZE.invokeExact(e.handle()));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
-        } finally {
-            release();
         }
     }
 
     /** Milliseconds from {@code start} to {@code end}, both recorded and completed. */
     public static float elapsedMillis(CudaEvent start, CudaEvent end) {
-        MemorySegment s = start.acquire();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment e = end.acquire();
-            try {
-                MemorySegment out = arena.allocate(JAVA_FLOAT);
-                DeviceApi.check((int) DeviceApi.functions().EVENT_ELAPSED.invokeExact(out, s, e));
-                return out.get(JAVA_FLOAT, 0);
-            } finally {
-                end.release();
-            }
+        try (Lease s = start.acquire(); Lease e = end.acquire(); Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_FLOAT);
+            DeviceApi.check((int) DeviceApi.functions().EVENT_ELAPSED.invokeExact(out, s.handle(), e.handle()));
+            return out.get(JAVA_FLOAT, 0);
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
-        } finally {
-            start.release();
         }
     }
 

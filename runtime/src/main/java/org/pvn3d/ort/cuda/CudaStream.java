@@ -7,6 +7,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -32,14 +33,29 @@ public final class CudaStream extends NativeObject {
 
     /** Waits for the work queued on this stream. */
     public void synchronize() {
-        MemorySegment s = acquire();
-        try {
-            DeviceApi.check((int) DeviceApi.functions().STREAM_SYNCHRONIZE.invokeExact(s), "cudaStreamSynchronize");
+        try (Lease s = acquire()) {
+            DeviceApi.check((int) DeviceApi.functions().STREAM_SYNCHRONIZE.invokeExact(s.handle()), "cudaStreamSynchronize");
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
-        } finally {
-            release();
         }
+    }
+
+    /**
+     * The {@code cudaStream_t} as a number, for CUDA code outside this library that launches on this
+     * stream; valid until the stream is closed. Throws once closed.
+     */
+    public long address() {
+        return handle().address();
+    }
+
+    /** A use of {@code stream} for one call; null for {@code null}, the legacy default stream, which needs none. */
+    static Lease use(CudaStream stream) {
+        return stream == null ? null : stream.acquire();
+    }
+
+    /** The stream a {@link #use} leases, or NULL (the legacy default stream) for a null lease. */
+    static MemorySegment handleOf(Lease use) {
+        return use == null ? MemorySegment.NULL : use.handle();
     }
 
     @Override

@@ -205,11 +205,6 @@ final class DeviceApi {
         return new OrtException(OrtErrorCode.ORT_FAIL, "call into the CUDA runtime failed: " + t, t);
     }
 
-    /** The stream's handle, or NULL (the legacy default stream) for {@code null}. */
-    static MemorySegment streamOf(CudaStream stream) {
-        return stream == null ? MemorySegment.NULL : stream.handle();
-    }
-
     private static Functions load() {
         List<String> tried = new ArrayList<>();
         String configured = System.getProperty(PATH_PROPERTY);

@@ -7,10 +7,12 @@ import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtMemoryInfo;
+import org.pvn3d.ort.internal.Lease;
 
 /**
- * Device memory ({@code cudaMalloc}, 256-byte aligned) that Java allocated and owns. Ownership and
- * lifetime: see {@link CudaBuffer} (tensors over the buffer keep its memory until they are closed).
+ * Device memory ({@code cudaMalloc}, 256-byte aligned) that Java allocated and owns; tensors over it
+ * are {@link org.pvn3d.ort.DeviceTensor}s. Ownership and lifetime: see {@link CudaBuffer} (tensors over
+ * the buffer keep its memory until they are closed).
  *
  * <p>Copies come in two kinds: the {@code ...Async} ones only enqueue the copy on a stream ({@code null}
  * means the legacy default stream), so the host memory must stay alive and unchanged until that
@@ -69,20 +71,24 @@ public final class DeviceBuffer extends CudaBuffer {
         return OrtMemoryInfo.cuda(device());
     }
 
+    /** The device address, for a tensor over this buffer. */
+    @Override
+    protected MemorySegment memory() {
+        return pointer();
+    }
+
     // ---- asynchronous (enqueued on a stream) ----
 
     /** Enqueues a copy of all of {@code src} (native host memory) to this buffer at {@code offset}. */
     public void copyFromHostAsync(MemorySegment src, long offset, CudaStream stream) {
         requireNative(src);
         checkRange(offset, src.byteSize());
-        MemorySegment p = beginUse();
-        try {
-            DeviceApi.check((int) DeviceApi.functions().H2D_ASYNC.invokeExact(p.reinterpret(byteSize()).asSlice(offset),
-                    src, src.byteSize(), DeviceApi.streamOf(stream)));
+        try (Lease p = use(); Lease s = CudaStream.use(stream)) {
+            MemorySegment streamHandle = CudaStream.handleOf(s);
+            DeviceApi.check((int) DeviceApi.functions().H2D_ASYNC.invokeExact(p.handle().reinterpret(byteSize()).asSlice(offset),
+                    src, src.byteSize(), streamHandle));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
-        } finally {
-            endUse();
         }
     }
 
@@ -90,14 +96,12 @@ public final class DeviceBuffer extends CudaBuffer {
     public void copyToHostAsync(MemorySegment dst, long offset, CudaStream stream) {
         requireNative(dst);
         checkRange(offset, dst.byteSize());
-        MemorySegment p = beginUse();
-        try {
-            DeviceApi.check((int) DeviceApi.functions().D2H_ASYNC.invokeExact(dst, p.reinterpret(byteSize()).asSlice(offset),
-                    dst.byteSize(), DeviceApi.streamOf(stream)));
+        try (Lease p = use(); Lease s = CudaStream.use(stream)) {
+            MemorySegment streamHandle = CudaStream.handleOf(s);
+            DeviceApi.check((int) DeviceApi.functions().D2H_ASYNC.invokeExact(dst, p.handle().reinterpret(byteSize()).asSlice(offset),
+                    dst.byteSize(), streamHandle));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
-        } finally {
-            endUse();
         }
     }
 
@@ -105,31 +109,22 @@ public final class DeviceBuffer extends CudaBuffer {
     public void copyFromDeviceAsync(DeviceBuffer src, long srcOffset, long dstOffset, long bytes, CudaStream stream) {
         src.checkRange(srcOffset, bytes);
         checkRange(dstOffset, bytes);
-        MemorySegment s = src.beginUse();
-        try {
-            MemorySegment d = beginUse();
-            try {
-                DeviceApi.check((int) DeviceApi.functions().D2D_ASYNC.invokeExact(d.reinterpret(byteSize()).asSlice(dstOffset),
-                        s.reinterpret(src.byteSize()).asSlice(srcOffset), bytes, DeviceApi.streamOf(stream)));
-            } finally {
-                endUse();
-            }
+        try (Lease s = src.use(); Lease d = use(); Lease st = CudaStream.use(stream)) {
+            MemorySegment streamHandle = CudaStream.handleOf(st);
+            DeviceApi.check((int) DeviceApi.functions().D2D_ASYNC.invokeExact(d.handle().reinterpret(byteSize()).asSlice(dstOffset),
+                    s.handle().reinterpret(src.byteSize()).asSlice(srcOffset), bytes, streamHandle));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
-        } finally {
-            src.endUse();
         }
     }
 
     /** Enqueues setting every byte to {@code (byte) value}. */
     public void fillAsync(int value, CudaStream stream) {
-        MemorySegment p = beginUse();
-        try {
-            DeviceApi.check((int) DeviceApi.functions().MEMSET_ASYNC.invokeExact(p, value, byteSize(), DeviceApi.streamOf(stream)));
+        try (Lease p = use(); Lease s = CudaStream.use(stream)) {
+            MemorySegment streamHandle = CudaStream.handleOf(s);
+            DeviceApi.check((int) DeviceApi.functions().MEMSET_ASYNC.invokeExact(p.handle(), value, byteSize(), streamHandle));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
-        } finally {
-            endUse();
         }
     }
 
@@ -175,8 +170,9 @@ public final class DeviceBuffer extends CudaBuffer {
     }
 
     private static void sync(CudaStream stream) {
-        try {
-            DeviceApi.check((int) DeviceApi.functions().STREAM_SYNCHRONIZE.invokeExact(DeviceApi.streamOf(stream)));
+        try (Lease s = CudaStream.use(stream)) {
+            MemorySegment streamHandle = CudaStream.handleOf(s);
+            DeviceApi.check((int) DeviceApi.functions().STREAM_SYNCHRONIZE.invokeExact(streamHandle));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
         }

@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtMemoryInfo;
+import org.pvn3d.ort.internal.Lease;
 
 /**
  * Page-locked host memory ({@code cudaHostAlloc}, portable) for fast and truly asynchronous copies to
@@ -75,15 +76,12 @@ public final class PinnedBuffer extends CudaBuffer {
         if (!mapped) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "this PinnedBuffer was not allocated mapped");
         }
-        MemorySegment p = beginUse();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Lease p = use(); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            DeviceApi.check((int) DeviceApi.functions().HOST_DEVICE_POINTER.invokeExact(out, p));
+            DeviceApi.check((int) DeviceApi.functions().HOST_DEVICE_POINTER.invokeExact(out, p.handle()));
             return out.get(ADDRESS, 0).address();
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
-        } finally {
-            endUse();
         }
     }
 
@@ -91,5 +89,11 @@ public final class PinnedBuffer extends CudaBuffer {
     @Override
     public OrtMemoryInfo memoryInfo() {
         return OrtMemoryInfo.cudaPinned(device());
+    }
+
+    /** The host segment, for a tensor over this buffer (an {@link org.pvn3d.ort.OnnxTensor} Java reads). */
+    @Override
+    protected MemorySegment memory() {
+        return segment();
     }
 }

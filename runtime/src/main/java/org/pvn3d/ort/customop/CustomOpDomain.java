@@ -1,38 +1,38 @@
 package org.pvn3d.ort.customop;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.util.List;
 import java.util.Objects;
-import org.pvn3d.ort.OrtErrorCode;
-import org.pvn3d.ort.OrtException;
-import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.OrtCustomOpDomain;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.SessionDependency;
+import org.pvn3d.ort.internal.Lease;
 
 /**
  * A set of custom operators under one ONNX domain name (e.g. {@code ai.onnx.contrib}), built into
- * ORT's native structures at construction and added to session options with {@link #registerOn}.
+ * ORT's native structures at construction and added to session options with
+ * {@link SessionOptions#registerCustomOps(org.pvn3d.ort.OrtCustomOpDomain)}.
  *
  * <p><b>Lifetime.</b> ORT calls into the operator structs and upcall stubs for as long as any
- * session created with them exists, so the native memory must outlive every such session. The
- * native memory is held by claims: the owner's (until {@link #close()}), one per options object the
- * domain was registered on (a lease in the options' {@code keepAlive} list, dropped when the options
- * are closed), and one per session created from such options (taken at creation, dropped when the
- * session is closed). The last claim dropped releases everything, so closing this domain early is
- * always safe. A lease or domain that is dropped without being closed is noticed by a {@link Cleaner}.
+ * session created with them exists, so the native memory must outlive every such session. This
+ * domain owns it until {@link #close()}; every options object the domain was registered on holds it
+ * until the options are closed, and every session created from such options until the session is
+ * closed. Whichever of them ends last releases everything, so closing this domain early is always
+ * safe. A domain or an options' hold that is dropped without being closed is noticed by a
+ * {@link Cleaner}.
  *
  * <p>After each successful run of such a session, the kernels' deferred errors (a CUDA kernel's bad
  * index, known only once the device work finished) are checked and fail that run.
  */
-public final class CustomOpDomain implements AutoCloseable {
+public final class CustomOpDomain extends OrtCustomOpDomain implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
 
     private final String name;
     private final List<CustomOp> ops;
     private final DomainState state;
-    private final Cleaner.Cleanable ownerClaim;
-    private volatile boolean closed;
+    private final Cleaner.Cleanable owner;
 
     public CustomOpDomain(String name, List<CustomOp> ops) {
         this.name = Objects.requireNonNull(name, "domain name");
@@ -42,7 +42,7 @@ public final class CustomOpDomain implements AutoCloseable {
         }
         this.state = new DomainState(name, this.ops);
         // the action captures the state, never this object, so this object can become unreachable
-        this.ownerClaim = CLEANER.register(this, state::drop);
+        this.owner = CLEANER.register(this, state::close);
     }
 
     public static CustomOpDomain of(String name, CustomOp... ops) {
@@ -50,6 +50,7 @@ public final class CustomOpDomain implements AutoCloseable {
     }
 
     /** The ONNX domain name. */
+    @Override
     public String name() {
         return name;
     }
@@ -59,31 +60,32 @@ public final class CustomOpDomain implements AutoCloseable {
     }
 
     /**
-     * Adds this domain to {@code options} ({@code AddCustomOpDomain}) and makes the options, and every
-     * session created from them, keep the native structures alive.
+     * Adds the native domain to session options ({@code AddCustomOpDomain}) and returns the options' hold
+     * on it (see {@link SessionOptions#registerCustomOps(org.pvn3d.ort.OrtCustomOpDomain)}).
      */
-    public void registerOn(OrtSession.SessionOptions options) {
-        if (closed) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "custom-op domain " + name + " is closed");
-        }
-        state.claim();
-        Lease lease = new Lease(state); // from here on, the claim is dropped exactly once
-        var opts = options.acquire();
-        try {
-            var domainHandle = state.acquire();
-            try {
-                Api.check(OrtApi.AddCustomOpDomain.invoke(Api.AddCustomOpDomain, opts, domainHandle),
-                        "registering custom-op domain " + name);
-            } finally {
-                state.release();
-            }
+    @Override
+    protected AutoCloseable addTo(MemorySegment sessionOptions) {
+        Hold hold = new Hold(state);
+        try (Lease domain = state.use()) {
+            Api.checkStatus(OrtApi.AddCustomOpDomain.invoke(Api.Options.AddCustomOpDomain, sessionOptions, domain.handle()),
+                    "registering custom-op domain " + name);
+            return hold;
         } catch (RuntimeException e) {
-            lease.close();
+            hold.close();
             throw e;
-        } finally {
-            options.release();
         }
-        options.keepAlive(lease);
+    }
+
+    /** A session created from options that hold this domain holds it too, also after this domain closed. */
+    @Override
+    protected AutoCloseable holdForSession() {
+        return state.holdForSession();
+    }
+
+    /** CUDA kernels' index errors are known once the run's device work is done: report them. */
+    @Override
+    protected void afterRun() {
+        state.checkDeferredErrors();
     }
 
     /**
@@ -102,34 +104,33 @@ public final class CustomOpDomain implements AutoCloseable {
 
     /** True once the native structures have been released (no owner and no session left). */
     public boolean isReleased() {
-        return state.isClosed();
+        return state.released();
     }
 
-    /** Gives up the owner's claim; the native structures go once no session or options use them. */
+    /** Gives up the owner's reference; the native structures go once no session or options hold them. */
     @Override
     public void close() {
-        if (!closed) {
-            closed = true;
-            ownerClaim.clean();
-        }
+        owner.clean();
     }
 
     @Override
     public String toString() {
-        return "CustomOpDomain(" + name + ", " + ops.size() + " operators" + (state.isClosed() ? ", released" : "") + ")";
+        return "CustomOpDomain(" + name + ", " + ops.size() + " operators" + (state.released() ? ", released" : "") + ")";
     }
 
     /**
-     * What options and sessions keep alive. When it becomes unreachable the Cleaner drops its claim;
-     * {@link #close()} drops it at once (idempotent) for holders that close their dependencies.
+     * What options keep: a hold on the native structures. When it becomes unreachable (options dropped
+     * without being closed) the Cleaner ends the hold; {@link #close()} ends it at once (idempotent).
      */
-    static final class Lease implements AutoCloseable, SessionDependency {
-        private final DomainState state;
+    private static final class Hold implements AutoCloseable {
+        private final String domain;
         private final Cleaner.Cleanable cleanable;
 
-        private Lease(DomainState state) {
-            this.state = state;
-            this.cleanable = CLEANER.register(this, state::drop);
+        Hold(DomainState state) {
+            this.domain = state.name;
+            Lease lease = state.hold();
+            // the action captures the lease, never this object, so this object can become unreachable
+            this.cleanable = CLEANER.register(this, lease::close);
         }
 
         @Override
@@ -137,26 +138,9 @@ public final class CustomOpDomain implements AutoCloseable {
             cleanable.clean();
         }
 
-        /** Each session created from the options holds a claim of its own until it is closed. */
-        @Override
-        public void attach() {
-            state.claim();
-        }
-
-        @Override
-        public void detach() {
-            state.drop();
-        }
-
-        /** CUDA kernels' index errors are known once the run's device work is done: report them. */
-        @Override
-        public void afterRun() {
-            state.checkDeferredErrors();
-        }
-
         @Override
         public String toString() {
-            return "lease on custom-op domain " + state.name;
+            return "hold on custom-op domain " + domain;
         }
     }
 }

@@ -13,17 +13,17 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.CustomOpApi;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * The native side of a {@link CustomOpDomain}: the {@code OrtCustomOpDomain}, the
  * {@code OrtCustomOp} structs and their strings (in one shared arena), and the live kernels.
  *
- * <p>It is released when its last claim is dropped. Claims are held by the domain's owner (until
- * {@link CustomOpDomain#close()}) and by every set of session options it was registered on, through
- * a lease that those options and every session created from them keep alive. ORT reads the structs
- * for as long as any such session exists, so freeing them earlier would crash the process.
+ * <p>Its owner is the {@link CustomOpDomain}; every set of session options it was registered on, and
+ * every session created from them, holds it ({@link #hold()}). It is released when the owner has
+ * closed and the last hold has ended: ORT reads the structs for as long as any such session exists,
+ * so freeing them earlier would crash the process.
  */
 final class DomainState extends NativeObject {
     private static final System.Logger LOG = System.getLogger("org.pvn3d.ort.customop");
@@ -32,7 +32,6 @@ final class DomainState extends NativeObject {
     private final Arena arena;
     private final List<OpBinding> bindings = new ArrayList<>();
     private final Set<KernelHolder> kernels = ConcurrentHashMap.newKeySet();
-    private int claims = 1;
 
     DomainState(String name, List<CustomOp> ops) {
         super("OrtCustomOpDomain", createDomain(name));
@@ -43,7 +42,7 @@ final class DomainState extends NativeObject {
                 OpBinding b = new OpBinding(op, this, arena);
                 Upcalls.bind(b);
                 bindings.add(b);
-                Api.check(OrtApi.CustomOpDomain_Add.invoke(CustomOpApi.CustomOpDomain_Add, handle(), b.struct),
+                Api.checkStatus(OrtApi.CustomOpDomain_Add.invoke(Api.CustomOpDomain.CustomOpDomain_Add, handle(), b.struct),
                         "adding " + op.name() + " to custom-op domain " + name);
             }
         } catch (RuntimeException e) {
@@ -55,36 +54,34 @@ final class DomainState extends NativeObject {
     private static MemorySegment createDomain(String name) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(ADDRESS);
-            Api.check(OrtApi.CreateCustomOpDomain.invoke(CustomOpApi.CreateCustomOpDomain, a.allocateFrom(name), out),
+            Api.checkStatus(OrtApi.CreateCustomOpDomain.invoke(Api.CustomOpDomain.CreateCustomOpDomain, a.allocateFrom(name), out),
                     "creating custom-op domain " + name);
             return out.get(ADDRESS, 0);
         }
     }
 
-    /** Adds a claim; fails once the state has been released. */
-    synchronized void claim() {
-        if (claims == 0 || isClosed()) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "custom-op domain " + name + " has been released");
-        }
-        claims++;
+    /** A hold for options the domain is registered on; refused once the owner closed the domain. */
+    Lease hold() {
+        return retain();
     }
 
-    /** Drops a claim; the last one releases everything. Safe from any thread (Cleaner included). */
-    void drop() {
-        boolean last;
-        synchronized (this) {
-            if (claims == 0) {
-                return;
-            }
-            last = --claims == 0;
-        }
-        if (last) {
-            close();
-        }
+    /** A hold for a session created from such options: allowed while the options still hold the domain. */
+    Lease holdForSession() {
+        return retainUnlessReleased();
     }
 
-    synchronized int claims() {
-        return claims;
+    /** A use of the {@code OrtCustomOpDomain*} for the length of a native call. */
+    Lease use() {
+        return acquire();
+    }
+
+    boolean released() {
+        return isReleased();
+    }
+
+    @Override
+    protected OrtException closedException() {
+        return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "custom-op domain " + name + " is closed");
     }
 
     void kernelCreated(KernelHolder k) {
@@ -127,7 +124,7 @@ final class DomainState extends NativeObject {
                     name, kernels.size());
             return;
         }
-        OrtApi.ReleaseCustomOpDomain.invoke(CustomOpApi.ReleaseCustomOpDomain, handle);
+        OrtApi.ReleaseCustomOpDomain.invoke(Api.CustomOpDomain.ReleaseCustomOpDomain, handle);
         for (OpBinding b : bindings) {
             Upcalls.unbind(b);
         }

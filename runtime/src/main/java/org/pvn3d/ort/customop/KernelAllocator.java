@@ -2,12 +2,13 @@ package org.pvn3d.ort.customop;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.CustomOpApi;
+import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -24,17 +25,15 @@ public final class KernelAllocator extends NativeObject {
 
     /** {@code bytes} of memory at the allocator's location (device memory: an address-only segment). */
     public MemorySegment alloc(long bytes) {
-        MemorySegment h = acquire();
-        try (var arena = java.lang.foreign.Arena.ofConfined()) {
+        try (Lease h = acquire(); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.AllocatorAlloc.invoke(Api.AllocatorAlloc, h, bytes, out), "kernel scratch of " + bytes + " bytes");
+            Api.checkStatus(OrtApi.AllocatorAlloc.invoke(Api.Allocator.AllocatorAlloc, h.handle(), bytes, out),
+                    "kernel scratch of " + bytes + " bytes");
             MemorySegment p = out.get(ADDRESS, 0);
             if (p.address() == 0 && bytes > 0) {
                 throw new OrtException(OrtErrorCode.ORT_FAIL, "ORT's allocator returned no memory for " + bytes + " bytes");
             }
             return p;
-        } finally {
-            release();
         }
     }
 
@@ -43,16 +42,13 @@ public final class KernelAllocator extends NativeObject {
         if (block.address() == 0) {
             return;
         }
-        MemorySegment h = acquire();
-        try {
-            Api.check(OrtApi.AllocatorFree.invoke(Api.AllocatorFree, h, block));
-        } finally {
-            release();
+        try (Lease h = acquire()) {
+            Api.checkStatus(OrtApi.AllocatorFree.invoke(Api.Allocator.AllocatorFree, h.handle(), block));
         }
     }
 
     @Override
     protected void releaseNative(MemorySegment handle) {
-        OrtApi.ReleaseAllocator.invoke(CustomOpApi.ReleaseAllocator, handle);
+        OrtApi.ReleaseAllocator.invoke(Api.Allocator.ReleaseAllocator, handle);
     }
 }

@@ -12,7 +12,6 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.CustomOpApi;
 
 /**
  * One compute call of a kernel: its inputs, its outputs (allocated by shape), the CUDA stream ORT
@@ -51,18 +50,18 @@ public final class KernelContext implements AutoCloseable {
     }
 
     public int inputCount() {
-        Api.check(OrtApi.KernelContext_GetInputCount.invoke(CustomOpApi.KernelContext_GetInputCount, context, longOut));
+        Api.checkStatus(OrtApi.KernelContext_GetInputCount.invoke(Api.Kernel.KernelContext_GetInputCount, context, longOut));
         return Math.toIntExact(longOut.get(JAVA_LONG, 0));
     }
 
     public int outputCount() {
-        Api.check(OrtApi.KernelContext_GetOutputCount.invoke(CustomOpApi.KernelContext_GetOutputCount, context, longOut));
+        Api.checkStatus(OrtApi.KernelContext_GetOutputCount.invoke(Api.Kernel.KernelContext_GetOutputCount, context, longOut));
         return Math.toIntExact(longOut.get(JAVA_LONG, 0));
     }
 
     /** Input {@code index}, or null when an optional input is absent. */
     public KernelTensor inputOrNull(int index) {
-        Api.check(OrtApi.KernelContext_GetInput.invoke(CustomOpApi.KernelContext_GetInput, context, index, ptrOut));
+        Api.checkStatus(OrtApi.KernelContext_GetInput.invoke(Api.Kernel.KernelContext_GetInput, context, index, ptrOut));
         MemorySegment value = ptrOut.get(ADDRESS, 0);
         if (value.address() == 0) {
             return null;
@@ -113,7 +112,7 @@ public final class KernelContext implements AutoCloseable {
         }
         MemorySegment dims = arena.allocate(JAVA_LONG, Math.max(1, shape.length));
         MemorySegment.copy(shape, 0, dims, JAVA_LONG, 0, shape.length);
-        Api.check(OrtApi.KernelContext_GetOutput.invoke(CustomOpApi.KernelContext_GetOutput, context, index, dims,
+        Api.checkStatus(OrtApi.KernelContext_GetOutput.invoke(Api.Kernel.KernelContext_GetOutput, context, index, dims,
                 shape.length, ptrOut), where() + ": output " + index);
         MemorySegment value = ptrOut.get(ADDRESS, 0);
         if (value.address() == 0) {
@@ -128,7 +127,7 @@ public final class KernelContext implements AutoCloseable {
      * following nodes after it.
      */
     public MemorySegment gpuStream() {
-        Api.check(OrtApi.KernelContext_GetGPUComputeStream.invoke(CustomOpApi.KernelContext_GetGPUComputeStream,
+        Api.checkStatus(OrtApi.KernelContext_GetGPUComputeStream.invoke(Api.Kernel.KernelContext_GetGPUComputeStream,
                 context, ptrOut), where() + ": compute stream");
         return ptrOut.get(ADDRESS, 0);
     }
@@ -138,9 +137,9 @@ public final class KernelContext implements AutoCloseable {
      * CUDA arena on that device). The caller closes it (after freeing its blocks).
      */
     public KernelAllocator allocator(KernelTensor like) {
-        Api.check(OrtApi.GetTensorMemoryInfo.invoke(CustomOpApi.GetTensorMemoryInfo, like.ortValue(), ptrOut));
+        Api.checkStatus(OrtApi.GetTensorMemoryInfo.invoke(Api.Value.GetTensorMemoryInfo, like.ortValue(), ptrOut));
         MemorySegment memoryInfo = ptrOut.get(ADDRESS, 0);
-        Api.check(OrtApi.KernelContext_GetAllocator.invoke(CustomOpApi.KernelContext_GetAllocator, context, memoryInfo,
+        Api.checkStatus(OrtApi.KernelContext_GetAllocator.invoke(Api.Kernel.KernelContext_GetAllocator, context, memoryInfo,
                 ptrOut), where() + ": allocator");
         return new KernelAllocator(ptrOut.get(ADDRESS, 0));
     }
@@ -164,23 +163,23 @@ public final class KernelContext implements AutoCloseable {
     }
 
     private KernelTensor view(String name, MemorySegment value, boolean onHost) {
-        Api.check(OrtApi.GetTensorTypeAndShape.invoke(Api.GetTensorTypeAndShape, value, ptrOut), where() + ": " + name);
+        Api.checkStatus(OrtApi.GetTensorTypeAndShape.invoke(Api.Value.GetTensorTypeAndShape, value, ptrOut), where() + ": " + name);
         MemorySegment info = ptrOut.get(ADDRESS, 0);
         OnnxTensorType type;
         long[] shape;
         try {
             MemorySegment intOut = arena.allocate(JAVA_INT);
-            Api.check(OrtApi.GetTensorElementType.invoke(Api.GetTensorElementType, info, intOut));
+            Api.checkStatus(OrtApi.GetTensorElementType.invoke(Api.TypeInfo.GetTensorElementType, info, intOut));
             type = OnnxTensorType.of(intOut.get(JAVA_INT, 0));
-            Api.check(OrtApi.GetDimensionsCount.invoke(Api.GetDimensionsCount, info, longOut));
+            Api.checkStatus(OrtApi.GetDimensionsCount.invoke(Api.TypeInfo.GetDimensionsCount, info, longOut));
             int rank = Math.toIntExact(longOut.get(JAVA_LONG, 0));
             MemorySegment dims = arena.allocate(JAVA_LONG, Math.max(1, rank));
-            Api.check(OrtApi.GetDimensions.invoke(Api.GetDimensions, info, dims, rank));
+            Api.checkStatus(OrtApi.GetDimensions.invoke(Api.TypeInfo.GetDimensions, info, dims, rank));
             shape = dims.asSlice(0, rank * 8L).toArray(JAVA_LONG);
         } finally {
-            OrtApi.ReleaseTensorTypeAndShapeInfo.invoke(Api.ReleaseTensorTypeAndShapeInfo, info);
+            OrtApi.ReleaseTensorTypeAndShapeInfo.invoke(Api.TypeInfo.ReleaseTensorTypeAndShapeInfo, info);
         }
-        Api.check(OrtApi.GetTensorMutableData.invoke(Api.GetTensorMutableData, value, ptrOut), where() + ": " + name);
+        Api.checkStatus(OrtApi.GetTensorMutableData.invoke(Api.Value.GetTensorMutableData, value, ptrOut), where() + ": " + name);
         return new KernelTensor(name, value, type, shape, ptrOut.get(ADDRESS, 0), onHost);
     }
 

@@ -9,7 +9,6 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.CustomOpApi;
 
 /**
  * What ORT tells a {@link KernelFactory} about the node it creates a kernel for: the node's name and
@@ -47,7 +46,7 @@ public final class KernelInfo {
         try (Arena arena = Arena.ofConfined()) {
             // probe with the int64 reader: it succeeds for an int, fails with "No attribute with
             // name" when the attribute is absent, and with a type mismatch for any other kind
-            MemorySegment s = OrtApi.KernelInfoGetAttribute_int64.invoke(CustomOpApi.KernelInfoGetAttribute_int64,
+            MemorySegment s = OrtApi.KernelInfoGetAttribute_int64.invoke(Api.Kernel.KernelInfoGetAttribute_int64,
                     info, arena.allocateFrom(name), arena.allocate(JAVA_LONG));
             return s.address() == 0 || !statusMessage(s).contains("No attribute with name");
         }
@@ -57,7 +56,7 @@ public final class KernelInfo {
         check();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
-            attributeCheck(OrtApi.KernelInfoGetAttribute_int64.invoke(CustomOpApi.KernelInfoGetAttribute_int64, info,
+            attributeCheck(OrtApi.KernelInfoGetAttribute_int64.invoke(Api.Kernel.KernelInfoGetAttribute_int64, info,
                     arena.allocateFrom(name), out), name, "int");
             return out.get(JAVA_LONG, 0);
         }
@@ -71,7 +70,7 @@ public final class KernelInfo {
         check();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_FLOAT);
-            attributeCheck(OrtApi.KernelInfoGetAttribute_float.invoke(CustomOpApi.KernelInfoGetAttribute_float, info,
+            attributeCheck(OrtApi.KernelInfoGetAttribute_float.invoke(Api.Kernel.KernelInfoGetAttribute_float, info,
                     arena.allocateFrom(name), out), name, "float");
             return out.get(JAVA_FLOAT, 0);
         }
@@ -86,10 +85,10 @@ public final class KernelInfo {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cname = arena.allocateFrom(name);
             MemorySegment size = arena.allocate(JAVA_LONG);
-            attributeCheck(OrtApi.KernelInfoGetAttribute_string.invoke(CustomOpApi.KernelInfoGetAttribute_string, info,
+            attributeCheck(OrtApi.KernelInfoGetAttribute_string.invoke(Api.Kernel.KernelInfoGetAttribute_string, info,
                     cname, MemorySegment.NULL, size), name, "string");
             MemorySegment buf = arena.allocate(Math.max(1, size.get(JAVA_LONG, 0)));
-            attributeCheck(OrtApi.KernelInfoGetAttribute_string.invoke(CustomOpApi.KernelInfoGetAttribute_string, info,
+            attributeCheck(OrtApi.KernelInfoGetAttribute_string.invoke(Api.Kernel.KernelInfoGetAttribute_string, info,
                     cname, buf, size), name, "string");
             return buf.getString(0);
         }
@@ -100,11 +99,11 @@ public final class KernelInfo {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cname = arena.allocateFrom(name);
             MemorySegment size = arena.allocate(JAVA_LONG);
-            attributeCheck(OrtApi.KernelInfoGetAttributeArray_int64.invoke(CustomOpApi.KernelInfoGetAttributeArray_int64,
+            attributeCheck(OrtApi.KernelInfoGetAttributeArray_int64.invoke(Api.Kernel.KernelInfoGetAttributeArray_int64,
                     info, cname, MemorySegment.NULL, size), name, "ints");
             long n = size.get(JAVA_LONG, 0);
             MemorySegment buf = arena.allocate(JAVA_LONG, Math.max(1, n));
-            attributeCheck(OrtApi.KernelInfoGetAttributeArray_int64.invoke(CustomOpApi.KernelInfoGetAttributeArray_int64,
+            attributeCheck(OrtApi.KernelInfoGetAttributeArray_int64.invoke(Api.Kernel.KernelInfoGetAttributeArray_int64,
                     info, cname, buf, size), name, "ints");
             return buf.asSlice(0, n * 8).toArray(JAVA_LONG);
         }
@@ -115,11 +114,11 @@ public final class KernelInfo {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cname = arena.allocateFrom(name);
             MemorySegment size = arena.allocate(JAVA_LONG);
-            attributeCheck(OrtApi.KernelInfoGetAttributeArray_float.invoke(CustomOpApi.KernelInfoGetAttributeArray_float,
+            attributeCheck(OrtApi.KernelInfoGetAttributeArray_float.invoke(Api.Kernel.KernelInfoGetAttributeArray_float,
                     info, cname, MemorySegment.NULL, size), name, "floats");
             long n = size.get(JAVA_LONG, 0);
             MemorySegment buf = arena.allocate(JAVA_FLOAT, Math.max(1, n));
-            attributeCheck(OrtApi.KernelInfoGetAttributeArray_float.invoke(CustomOpApi.KernelInfoGetAttributeArray_float,
+            attributeCheck(OrtApi.KernelInfoGetAttributeArray_float.invoke(Api.Kernel.KernelInfoGetAttributeArray_float,
                     info, cname, buf, size), name, "floats");
             return buf.asSlice(0, n * 4).toArray(JAVA_FLOAT);
         }
@@ -148,34 +147,27 @@ public final class KernelInfo {
 
     private void attributeCheck(MemorySegment status, String name, String kind) {
         if (status.address() != 0) {
-            String message = statusMessage(status);
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, where() + ": cannot read attribute " + name
-                    + " as " + kind + ": " + message);
+                    + " as " + kind + ": " + statusMessage(status));
         }
     }
 
+    /** ORT's message of a failed status (which is released), without the exception's "[CODE] " prefix. */
     private static String statusMessage(MemorySegment status) {
-        try {
-            Api.check(status);
-            return "";
-        } catch (OrtException e) {
-            String m = e.getMessage();
-            int end = m.indexOf("] ");
-            return m.startsWith("[") && end > 0 ? m.substring(end + 2) : m;
-        }
+        return Upcalls.rawMessage(Api.toException(status, null));
     }
 
     private static String readNodeName(MemorySegment info) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment size = arena.allocate(JAVA_LONG);
-            MemorySegment s = OrtApi.KernelInfo_GetNodeName.invoke(CustomOpApi.KernelInfo_GetNodeName, info,
+            MemorySegment s = OrtApi.KernelInfo_GetNodeName.invoke(Api.Kernel.KernelInfo_GetNodeName, info,
                     MemorySegment.NULL, size);
             if (s.address() != 0) {
                 statusMessage(s);
                 return "";
             }
             MemorySegment buf = arena.allocate(Math.max(1, size.get(JAVA_LONG, 0)));
-            s = OrtApi.KernelInfo_GetNodeName.invoke(CustomOpApi.KernelInfo_GetNodeName, info, buf, size);
+            s = OrtApi.KernelInfo_GetNodeName.invoke(Api.Kernel.KernelInfo_GetNodeName, info, buf, size);
             if (s.address() != 0) {
                 statusMessage(s);
                 return "";

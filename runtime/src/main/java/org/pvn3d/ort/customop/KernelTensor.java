@@ -69,8 +69,8 @@ public final class KernelTensor {
         return data;
     }
 
-    /** The {@code OrtValue*} (for ORT calls this class does not wrap). */
-    public MemorySegment ortValue() {
+    /** The {@code OrtValue*}, for the context's own ORT calls (an allocator for this tensor's memory). */
+    MemorySegment ortValue() {
         return value;
     }
 

@@ -258,9 +258,7 @@ final class Upcalls {
     }
 
     private static MemorySegment status(OrtErrorCode code, String message) {
-        try (Arena arena = Arena.ofConfined()) {
-            return Api.createStatus(code, message, arena);
-        }
+        return Api.createStatus(code, message);
     }
 
     private static void log(String where, Throwable t) {

@@ -1,127 +1,260 @@
 package org.pvn3d.ort.internal;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
-import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.ffm.OrtApi;
 
 /**
- * ORT's C API functions this library calls, resolved once from the {@code OrtApi} table of the
- * loaded runtime into constants (so the JIT sees fixed function pointers), and {@link #check}, the
- * one place that turns an {@code OrtStatus*} into an {@link OrtException}.
+ * The one table of ORT's C API functions this library calls, read from the {@code OrtApi} struct (API
+ * version 16) of the loaded runtime into constants, so that the JIT sees fixed function pointers. The
+ * functions are grouped by what they work on; each group is resolved once, when it is first used. Every
+ * entry is part of API version 16, so every runtime from 1.16 on serves it.
  *
- * <p>Call sites use the generated per-function classes: {@code OrtApi.Run.invoke(Api.Run, ...)}.
+ * <p>Call sites use the generated per-function classes: {@code OrtApi.Run.invoke(Api.Session.Run, ...)},
+ * and pass the returned {@code OrtStatus*} to {@link #checkStatus}, the one place that turns a status
+ * into an {@link OrtException}.
  */
 public final class Api {
     /** The {@code OrtApi*} of the loaded runtime (loading it if this is the first use). */
-    public static final MemorySegment API = OrtRuntime.get().api();
-
-    public static final MemorySegment CreateStatus = OrtApi.CreateStatus(API);
-    public static final MemorySegment GetErrorCode = OrtApi.GetErrorCode(API);
-    public static final MemorySegment GetErrorMessage = OrtApi.GetErrorMessage(API);
-    public static final MemorySegment ReleaseStatus = OrtApi.ReleaseStatus(API);
-    public static final MemorySegment CreateEnv = OrtApi.CreateEnv(API);
-    public static final MemorySegment CreateEnvWithCustomLogger = OrtApi.CreateEnvWithCustomLogger(API);
-    public static final MemorySegment ReleaseEnv = OrtApi.ReleaseEnv(API);
-    public static final MemorySegment GetAvailableProviders = OrtApi.GetAvailableProviders(API);
-    public static final MemorySegment ReleaseAvailableProviders = OrtApi.ReleaseAvailableProviders(API);
-    public static final MemorySegment CreateSessionOptions = OrtApi.CreateSessionOptions(API);
-    public static final MemorySegment ReleaseSessionOptions = OrtApi.ReleaseSessionOptions(API);
-    public static final MemorySegment SetSessionGraphOptimizationLevel = OrtApi.SetSessionGraphOptimizationLevel(API);
-    public static final MemorySegment SetIntraOpNumThreads = OrtApi.SetIntraOpNumThreads(API);
-    public static final MemorySegment SetInterOpNumThreads = OrtApi.SetInterOpNumThreads(API);
-    public static final MemorySegment SetSessionExecutionMode = OrtApi.SetSessionExecutionMode(API);
-    public static final MemorySegment EnableMemPattern = OrtApi.EnableMemPattern(API);
-    public static final MemorySegment DisableMemPattern = OrtApi.DisableMemPattern(API);
-    public static final MemorySegment EnableCpuMemArena = OrtApi.EnableCpuMemArena(API);
-    public static final MemorySegment DisableCpuMemArena = OrtApi.DisableCpuMemArena(API);
-    public static final MemorySegment EnableProfiling = OrtApi.EnableProfiling(API);
-    public static final MemorySegment DisableProfiling = OrtApi.DisableProfiling(API);
-    public static final MemorySegment AddFreeDimensionOverride = OrtApi.AddFreeDimensionOverride(API);
-    public static final MemorySegment AddFreeDimensionOverrideByName = OrtApi.AddFreeDimensionOverrideByName(API);
-    public static final MemorySegment AddSessionConfigEntry = OrtApi.AddSessionConfigEntry(API);
-    public static final MemorySegment SetSessionLogId = OrtApi.SetSessionLogId(API);
-    public static final MemorySegment SetSessionLogSeverityLevel = OrtApi.SetSessionLogSeverityLevel(API);
-    public static final MemorySegment SetSessionLogVerbosityLevel = OrtApi.SetSessionLogVerbosityLevel(API);
-    public static final MemorySegment SetOptimizedModelFilePath = OrtApi.SetOptimizedModelFilePath(API);
-    public static final MemorySegment AddCustomOpDomain = OrtApi.AddCustomOpDomain(API);
-    public static final MemorySegment CreateSession = OrtApi.CreateSession(API);
-    public static final MemorySegment CreateSessionFromArray = OrtApi.CreateSessionFromArray(API);
-    public static final MemorySegment ReleaseSession = OrtApi.ReleaseSession(API);
-    public static final MemorySegment Run = OrtApi.Run(API);
-    public static final MemorySegment SessionGetInputCount = OrtApi.SessionGetInputCount(API);
-    public static final MemorySegment SessionGetOutputCount = OrtApi.SessionGetOutputCount(API);
-    public static final MemorySegment SessionGetInputName = OrtApi.SessionGetInputName(API);
-    public static final MemorySegment SessionGetOutputName = OrtApi.SessionGetOutputName(API);
-    public static final MemorySegment SessionGetInputTypeInfo = OrtApi.SessionGetInputTypeInfo(API);
-    public static final MemorySegment SessionGetOutputTypeInfo = OrtApi.SessionGetOutputTypeInfo(API);
-    public static final MemorySegment SessionEndProfiling = OrtApi.SessionEndProfiling(API);
-    public static final MemorySegment CastTypeInfoToTensorInfo = OrtApi.CastTypeInfoToTensorInfo(API);
-    public static final MemorySegment GetOnnxTypeFromTypeInfo = OrtApi.GetOnnxTypeFromTypeInfo(API);
-    public static final MemorySegment ReleaseTypeInfo = OrtApi.ReleaseTypeInfo(API);
-    public static final MemorySegment GetTensorElementType = OrtApi.GetTensorElementType(API);
-    public static final MemorySegment GetDimensionsCount = OrtApi.GetDimensionsCount(API);
-    public static final MemorySegment GetDimensions = OrtApi.GetDimensions(API);
-    public static final MemorySegment GetSymbolicDimensions = OrtApi.GetSymbolicDimensions(API);
-    public static final MemorySegment GetTensorShapeElementCount = OrtApi.GetTensorShapeElementCount(API);
-    public static final MemorySegment ReleaseTensorTypeAndShapeInfo = OrtApi.ReleaseTensorTypeAndShapeInfo(API);
-    public static final MemorySegment GetTensorTypeAndShape = OrtApi.GetTensorTypeAndShape(API);
-    public static final MemorySegment GetTypeInfo = OrtApi.GetTypeInfo(API);
-    public static final MemorySegment GetAllocatorWithDefaultOptions = OrtApi.GetAllocatorWithDefaultOptions(API);
-    public static final MemorySegment AllocatorFree = OrtApi.AllocatorFree(API);
-    public static final MemorySegment AllocatorAlloc = OrtApi.AllocatorAlloc(API);
-    public static final MemorySegment CreateCpuMemoryInfo = OrtApi.CreateCpuMemoryInfo(API);
-    public static final MemorySegment CreateMemoryInfo = OrtApi.CreateMemoryInfo(API);
-    public static final MemorySegment ReleaseMemoryInfo = OrtApi.ReleaseMemoryInfo(API);
-    public static final MemorySegment CreateTensorWithDataAsOrtValue = OrtApi.CreateTensorWithDataAsOrtValue(API);
-    public static final MemorySegment CreateTensorAsOrtValue = OrtApi.CreateTensorAsOrtValue(API);
-    public static final MemorySegment GetTensorMutableData = OrtApi.GetTensorMutableData(API);
-    public static final MemorySegment IsTensor = OrtApi.IsTensor(API);
-    public static final MemorySegment ReleaseValue = OrtApi.ReleaseValue(API);
-    public static final MemorySegment GetValueType = OrtApi.GetValueType(API);
-    public static final MemorySegment FillStringTensor = OrtApi.FillStringTensor(API);
-    public static final MemorySegment GetStringTensorDataLength = OrtApi.GetStringTensorDataLength(API);
-    public static final MemorySegment GetStringTensorContent = OrtApi.GetStringTensorContent(API);
-    public static final MemorySegment GetStringTensorElementLength = OrtApi.GetStringTensorElementLength(API);
-    public static final MemorySegment GetStringTensorElement = OrtApi.GetStringTensorElement(API);
-    public static final MemorySegment CreateRunOptions = OrtApi.CreateRunOptions(API);
-    public static final MemorySegment ReleaseRunOptions = OrtApi.ReleaseRunOptions(API);
-    public static final MemorySegment RunOptionsSetRunTag = OrtApi.RunOptionsSetRunTag(API);
-    public static final MemorySegment RunOptionsSetRunLogSeverityLevel = OrtApi.RunOptionsSetRunLogSeverityLevel(API);
-    public static final MemorySegment RunOptionsSetRunLogVerbosityLevel = OrtApi.RunOptionsSetRunLogVerbosityLevel(API);
-    public static final MemorySegment RunOptionsSetTerminate = OrtApi.RunOptionsSetTerminate(API);
-    public static final MemorySegment RunOptionsUnsetTerminate = OrtApi.RunOptionsUnsetTerminate(API);
-    public static final MemorySegment AddRunConfigEntry = OrtApi.AddRunConfigEntry(API);
+    static final MemorySegment API = OrtLibrary.get().api();
 
     private Api() {}
+
+    /** Creating and reading {@code OrtStatus} (see {@link Api#checkStatus}). */
+    public static final class Status {
+        public static final MemorySegment CreateStatus = OrtApi.CreateStatus(API);
+        public static final MemorySegment GetErrorCode = OrtApi.GetErrorCode(API);
+        public static final MemorySegment GetErrorMessage = OrtApi.GetErrorMessage(API);
+        public static final MemorySegment ReleaseStatus = OrtApi.ReleaseStatus(API);
+
+        private Status() {}
+    }
+
+    /** The environment, its providers, and the allocators it shares between sessions. */
+    public static final class Env {
+        public static final MemorySegment CreateEnvWithCustomLogger = OrtApi.CreateEnvWithCustomLogger(API);
+        public static final MemorySegment ReleaseEnv = OrtApi.ReleaseEnv(API);
+        public static final MemorySegment GetAvailableProviders = OrtApi.GetAvailableProviders(API);
+        public static final MemorySegment ReleaseAvailableProviders = OrtApi.ReleaseAvailableProviders(API);
+        public static final MemorySegment CreateAndRegisterAllocator = OrtApi.CreateAndRegisterAllocator(API);
+        public static final MemorySegment CreateAndRegisterAllocatorV2 = OrtApi.CreateAndRegisterAllocatorV2(API);
+        public static final MemorySegment RegisterAllocator = OrtApi.RegisterAllocator(API);
+        public static final MemorySegment UnregisterAllocator = OrtApi.UnregisterAllocator(API);
+
+        private Env() {}
+    }
+
+    /** Session options, including what they add to sessions: custom-operator domains and libraries. */
+    public static final class Options {
+        public static final MemorySegment CreateSessionOptions = OrtApi.CreateSessionOptions(API);
+        public static final MemorySegment ReleaseSessionOptions = OrtApi.ReleaseSessionOptions(API);
+        public static final MemorySegment SetSessionGraphOptimizationLevel = OrtApi.SetSessionGraphOptimizationLevel(API);
+        public static final MemorySegment SetIntraOpNumThreads = OrtApi.SetIntraOpNumThreads(API);
+        public static final MemorySegment SetInterOpNumThreads = OrtApi.SetInterOpNumThreads(API);
+        public static final MemorySegment SetSessionExecutionMode = OrtApi.SetSessionExecutionMode(API);
+        public static final MemorySegment EnableMemPattern = OrtApi.EnableMemPattern(API);
+        public static final MemorySegment DisableMemPattern = OrtApi.DisableMemPattern(API);
+        public static final MemorySegment EnableCpuMemArena = OrtApi.EnableCpuMemArena(API);
+        public static final MemorySegment DisableCpuMemArena = OrtApi.DisableCpuMemArena(API);
+        public static final MemorySegment EnableProfiling = OrtApi.EnableProfiling(API);
+        public static final MemorySegment DisableProfiling = OrtApi.DisableProfiling(API);
+        public static final MemorySegment AddFreeDimensionOverride = OrtApi.AddFreeDimensionOverride(API);
+        public static final MemorySegment AddFreeDimensionOverrideByName = OrtApi.AddFreeDimensionOverrideByName(API);
+        public static final MemorySegment AddSessionConfigEntry = OrtApi.AddSessionConfigEntry(API);
+        public static final MemorySegment SetSessionLogId = OrtApi.SetSessionLogId(API);
+        public static final MemorySegment SetSessionLogSeverityLevel = OrtApi.SetSessionLogSeverityLevel(API);
+        public static final MemorySegment SetSessionLogVerbosityLevel = OrtApi.SetSessionLogVerbosityLevel(API);
+        public static final MemorySegment SetOptimizedModelFilePath = OrtApi.SetOptimizedModelFilePath(API);
+        public static final MemorySegment AddCustomOpDomain = OrtApi.AddCustomOpDomain(API);
+        public static final MemorySegment RegisterCustomOpsLibrary_V2 = OrtApi.RegisterCustomOpsLibrary_V2(API);
+        public static final MemorySegment RegisterCustomOpsUsingFunction = OrtApi.RegisterCustomOpsUsingFunction(API);
+
+        private Options() {}
+    }
+
+    /** Sessions: creation, model inputs and outputs, runs, profiling. */
+    public static final class Session {
+        public static final MemorySegment CreateSession = OrtApi.CreateSession(API);
+        public static final MemorySegment CreateSessionFromArray = OrtApi.CreateSessionFromArray(API);
+        public static final MemorySegment ReleaseSession = OrtApi.ReleaseSession(API);
+        public static final MemorySegment Run = OrtApi.Run(API);
+        public static final MemorySegment SessionGetInputCount = OrtApi.SessionGetInputCount(API);
+        public static final MemorySegment SessionGetOutputCount = OrtApi.SessionGetOutputCount(API);
+        public static final MemorySegment SessionGetInputName = OrtApi.SessionGetInputName(API);
+        public static final MemorySegment SessionGetOutputName = OrtApi.SessionGetOutputName(API);
+        public static final MemorySegment SessionGetInputTypeInfo = OrtApi.SessionGetInputTypeInfo(API);
+        public static final MemorySegment SessionGetOutputTypeInfo = OrtApi.SessionGetOutputTypeInfo(API);
+        public static final MemorySegment SessionEndProfiling = OrtApi.SessionEndProfiling(API);
+
+        private Session() {}
+    }
+
+    /** Per-run options. */
+    public static final class RunOptions {
+        public static final MemorySegment CreateRunOptions = OrtApi.CreateRunOptions(API);
+        public static final MemorySegment ReleaseRunOptions = OrtApi.ReleaseRunOptions(API);
+        public static final MemorySegment RunOptionsSetRunTag = OrtApi.RunOptionsSetRunTag(API);
+        public static final MemorySegment RunOptionsSetRunLogSeverityLevel = OrtApi.RunOptionsSetRunLogSeverityLevel(API);
+        public static final MemorySegment RunOptionsSetRunLogVerbosityLevel = OrtApi.RunOptionsSetRunLogVerbosityLevel(API);
+        public static final MemorySegment RunOptionsSetTerminate = OrtApi.RunOptionsSetTerminate(API);
+        public static final MemorySegment RunOptionsUnsetTerminate = OrtApi.RunOptionsUnsetTerminate(API);
+        public static final MemorySegment AddRunConfigEntry = OrtApi.AddRunConfigEntry(API);
+
+        private RunOptions() {}
+    }
+
+    /** Type descriptions: {@code OrtTypeInfo} and {@code OrtTensorTypeAndShapeInfo}. */
+    public static final class TypeInfo {
+        public static final MemorySegment GetOnnxTypeFromTypeInfo = OrtApi.GetOnnxTypeFromTypeInfo(API);
+        public static final MemorySegment CastTypeInfoToTensorInfo = OrtApi.CastTypeInfoToTensorInfo(API);
+        public static final MemorySegment ReleaseTypeInfo = OrtApi.ReleaseTypeInfo(API);
+        public static final MemorySegment GetTensorElementType = OrtApi.GetTensorElementType(API);
+        public static final MemorySegment GetDimensionsCount = OrtApi.GetDimensionsCount(API);
+        public static final MemorySegment GetDimensions = OrtApi.GetDimensions(API);
+        public static final MemorySegment GetSymbolicDimensions = OrtApi.GetSymbolicDimensions(API);
+        public static final MemorySegment ReleaseTensorTypeAndShapeInfo = OrtApi.ReleaseTensorTypeAndShapeInfo(API);
+
+        private TypeInfo() {}
+    }
+
+    /** Values ({@code OrtValue}): tensors over memory or allocated by ORT, their data, strings. */
+    public static final class Value {
+        public static final MemorySegment CreateTensorWithDataAsOrtValue = OrtApi.CreateTensorWithDataAsOrtValue(API);
+        public static final MemorySegment CreateTensorAsOrtValue = OrtApi.CreateTensorAsOrtValue(API);
+        public static final MemorySegment GetTensorMutableData = OrtApi.GetTensorMutableData(API);
+        public static final MemorySegment GetTensorTypeAndShape = OrtApi.GetTensorTypeAndShape(API);
+        public static final MemorySegment GetTensorMemoryInfo = OrtApi.GetTensorMemoryInfo(API);
+        public static final MemorySegment GetValueType = OrtApi.GetValueType(API);
+        public static final MemorySegment ReleaseValue = OrtApi.ReleaseValue(API);
+        public static final MemorySegment FillStringTensor = OrtApi.FillStringTensor(API);
+        public static final MemorySegment GetStringTensorDataLength = OrtApi.GetStringTensorDataLength(API);
+        public static final MemorySegment GetStringTensorContent = OrtApi.GetStringTensorContent(API);
+
+        private Value() {}
+    }
+
+    /** Memory descriptions ({@code OrtMemoryInfo}). */
+    public static final class MemoryInfo {
+        public static final MemorySegment CreateMemoryInfo = OrtApi.CreateMemoryInfo(API);
+        public static final MemorySegment CreateCpuMemoryInfo = OrtApi.CreateCpuMemoryInfo(API);
+        public static final MemorySegment ReleaseMemoryInfo = OrtApi.ReleaseMemoryInfo(API);
+        public static final MemorySegment CompareMemoryInfo = OrtApi.CompareMemoryInfo(API);
+        public static final MemorySegment MemoryInfoGetName = OrtApi.MemoryInfoGetName(API);
+        public static final MemorySegment MemoryInfoGetId = OrtApi.MemoryInfoGetId(API);
+        public static final MemorySegment MemoryInfoGetMemType = OrtApi.MemoryInfoGetMemType(API);
+        public static final MemorySegment MemoryInfoGetType = OrtApi.MemoryInfoGetType(API);
+        public static final MemorySegment MemoryInfoGetDeviceType = OrtApi.MemoryInfoGetDeviceType(API);
+
+        private MemoryInfo() {}
+    }
+
+    /** Allocators: ORT's default one, a session's, and arena settings. */
+    public static final class Allocator {
+        public static final MemorySegment GetAllocatorWithDefaultOptions = OrtApi.GetAllocatorWithDefaultOptions(API);
+        public static final MemorySegment CreateAllocator = OrtApi.CreateAllocator(API);
+        public static final MemorySegment ReleaseAllocator = OrtApi.ReleaseAllocator(API);
+        public static final MemorySegment AllocatorAlloc = OrtApi.AllocatorAlloc(API);
+        public static final MemorySegment AllocatorFree = OrtApi.AllocatorFree(API);
+        public static final MemorySegment AllocatorGetInfo = OrtApi.AllocatorGetInfo(API);
+        public static final MemorySegment CreateArenaCfgV2 = OrtApi.CreateArenaCfgV2(API);
+        public static final MemorySegment ReleaseArenaCfg = OrtApi.ReleaseArenaCfg(API);
+
+        private Allocator() {}
+    }
+
+    /** IO binding, and runs with one. */
+    public static final class IoBinding {
+        public static final MemorySegment CreateIoBinding = OrtApi.CreateIoBinding(API);
+        public static final MemorySegment ReleaseIoBinding = OrtApi.ReleaseIoBinding(API);
+        public static final MemorySegment BindInput = OrtApi.BindInput(API);
+        public static final MemorySegment BindOutput = OrtApi.BindOutput(API);
+        public static final MemorySegment BindOutputToDevice = OrtApi.BindOutputToDevice(API);
+        public static final MemorySegment GetBoundOutputNames = OrtApi.GetBoundOutputNames(API);
+        public static final MemorySegment GetBoundOutputValues = OrtApi.GetBoundOutputValues(API);
+        public static final MemorySegment ClearBoundInputs = OrtApi.ClearBoundInputs(API);
+        public static final MemorySegment ClearBoundOutputs = OrtApi.ClearBoundOutputs(API);
+        public static final MemorySegment SynchronizeBoundInputs = OrtApi.SynchronizeBoundInputs(API);
+        public static final MemorySegment SynchronizeBoundOutputs = OrtApi.SynchronizeBoundOutputs(API);
+        public static final MemorySegment RunWithBinding = OrtApi.RunWithBinding(API);
+
+        private IoBinding() {}
+    }
+
+    /** Custom-operator domains. */
+    public static final class CustomOpDomain {
+        public static final MemorySegment CreateCustomOpDomain = OrtApi.CreateCustomOpDomain(API);
+        public static final MemorySegment CustomOpDomain_Add = OrtApi.CustomOpDomain_Add(API);
+        public static final MemorySegment ReleaseCustomOpDomain = OrtApi.ReleaseCustomOpDomain(API);
+
+        private CustomOpDomain() {}
+    }
+
+    /** What a custom kernel asks ORT: attributes when it is created, inputs, outputs, stream, allocator when it runs. */
+    public static final class Kernel {
+        public static final MemorySegment KernelInfoGetAttribute_float = OrtApi.KernelInfoGetAttribute_float(API);
+        public static final MemorySegment KernelInfoGetAttribute_int64 = OrtApi.KernelInfoGetAttribute_int64(API);
+        public static final MemorySegment KernelInfoGetAttribute_string = OrtApi.KernelInfoGetAttribute_string(API);
+        public static final MemorySegment KernelInfoGetAttributeArray_float = OrtApi.KernelInfoGetAttributeArray_float(API);
+        public static final MemorySegment KernelInfoGetAttributeArray_int64 = OrtApi.KernelInfoGetAttributeArray_int64(API);
+        public static final MemorySegment KernelInfo_GetNodeName = OrtApi.KernelInfo_GetNodeName(API);
+        public static final MemorySegment KernelContext_GetInputCount = OrtApi.KernelContext_GetInputCount(API);
+        public static final MemorySegment KernelContext_GetOutputCount = OrtApi.KernelContext_GetOutputCount(API);
+        public static final MemorySegment KernelContext_GetInput = OrtApi.KernelContext_GetInput(API);
+        public static final MemorySegment KernelContext_GetOutput = OrtApi.KernelContext_GetOutput(API);
+        public static final MemorySegment KernelContext_GetGPUComputeStream = OrtApi.KernelContext_GetGPUComputeStream(API);
+        public static final MemorySegment KernelContext_GetAllocator = OrtApi.KernelContext_GetAllocator(API);
+
+        private Kernel() {}
+    }
+
+    /** The CUDA execution provider's options ({@code OrtCUDAProviderOptionsV2}) and adding the provider. */
+    public static final class Cuda {
+        public static final MemorySegment CreateCUDAProviderOptions = OrtApi.CreateCUDAProviderOptions(API);
+        public static final MemorySegment UpdateCUDAProviderOptions = OrtApi.UpdateCUDAProviderOptions(API);
+        /** Since 1.16 (in the API-16 table): sets pointer-valued options such as user_compute_stream. */
+        public static final MemorySegment UpdateCUDAProviderOptionsWithValue = OrtApi.UpdateCUDAProviderOptionsWithValue(API);
+        public static final MemorySegment GetCUDAProviderOptionsAsString = OrtApi.GetCUDAProviderOptionsAsString(API);
+        public static final MemorySegment ReleaseCUDAProviderOptions = OrtApi.ReleaseCUDAProviderOptions(API);
+        public static final MemorySegment SessionOptionsAppendExecutionProvider_CUDA_V2 =
+                OrtApi.SessionOptionsAppendExecutionProvider_CUDA_V2(API);
+
+        private Cuda() {}
+    }
 
     /**
      * Throws an {@link OrtException} with ORT's code and message when {@code status} is not null,
      * releasing the status first.
      */
-    public static void check(MemorySegment status) {
+    public static void checkStatus(MemorySegment status) {
         if (status.address() != 0) {
             throw toException(status, null);
         }
     }
 
-    /** Like {@link #check(MemorySegment)}, with what was being done put in front of ORT's message. */
-    public static void check(MemorySegment status, String context) {
+    /** Like {@link #checkStatus(MemorySegment)}, with what was being done put in front of ORT's message. */
+    public static void checkStatus(MemorySegment status, String context) {
         if (status.address() != 0) {
             throw toException(status, context);
         }
     }
 
-    private static OrtException toException(MemorySegment status, String context) {
-        int code = OrtApi.GetErrorCode.invoke(GetErrorCode, status);
-        String message = OrtApi.GetErrorMessage.invoke(GetErrorMessage, status).reinterpret(Long.MAX_VALUE).getString(0);
-        OrtApi.ReleaseStatus.invoke(ReleaseStatus, status);
+    /**
+     * The exception for a non-null {@code status} (its code, and its message after {@code context} when
+     * that is not null), releasing the status. For callers that report the failure in their own words.
+     */
+    public static OrtException toException(MemorySegment status, String context) {
+        int code = OrtApi.GetErrorCode.invoke(Status.GetErrorCode, status);
+        String message = OrtApi.GetErrorMessage.invoke(Status.GetErrorMessage, status).reinterpret(Long.MAX_VALUE).getString(0);
+        OrtApi.ReleaseStatus.invoke(Status.ReleaseStatus, status);
         return new OrtException(OrtErrorCode.of(code), context == null ? message : context + ": " + message);
     }
 
     /** Creates an {@code OrtStatus*} (for returning from an upcall); ORT releases it. */
-    public static MemorySegment createStatus(OrtErrorCode code, String message, java.lang.foreign.Arena arena) {
-        return OrtApi.CreateStatus.invoke(CreateStatus, code.value(), arena.allocateFrom(message == null ? "" : message));
+    public static MemorySegment createStatus(OrtErrorCode code, String message) {
+        try (Arena arena = Arena.ofConfined()) {
+            return OrtApi.CreateStatus.invoke(Status.CreateStatus, code.value(), arena.allocateFrom(message == null ? "" : message));
+        }
     }
 }

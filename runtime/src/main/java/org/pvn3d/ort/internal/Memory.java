@@ -19,9 +19,9 @@ public final class Memory {
     static {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.CreateCpuMemoryInfo.invoke(Api.CreateCpuMemoryInfo, 1, 0, out));
+            Api.checkStatus(OrtApi.CreateCpuMemoryInfo.invoke(Api.MemoryInfo.CreateCpuMemoryInfo, 1, 0, out));
             CPU_MEMORY_INFO = out.get(ADDRESS, 0);
-            Api.check(OrtApi.GetAllocatorWithDefaultOptions.invoke(Api.GetAllocatorWithDefaultOptions, out));
+            Api.checkStatus(OrtApi.GetAllocatorWithDefaultOptions.invoke(Api.Allocator.GetAllocatorWithDefaultOptions, out));
             DEFAULT_ALLOCATOR = out.get(ADDRESS, 0);
         }
     }
@@ -31,7 +31,7 @@ public final class Memory {
     /** Frees memory that ORT allocated with the default allocator (e.g. input and output names). */
     public static void freeDefault(MemorySegment ptr) {
         if (ptr.address() != 0) {
-            Api.check(OrtApi.AllocatorFree.invoke(Api.AllocatorFree, DEFAULT_ALLOCATOR, ptr));
+            Api.checkStatus(OrtApi.AllocatorFree.invoke(Api.Allocator.AllocatorFree, DEFAULT_ALLOCATOR, ptr));
         }
     }
 

@@ -1,104 +1,112 @@
 package org.pvn3d.ort.internal;
 
-import java.lang.foreign.MemorySegment;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.pvn3d.ort.OrtException;
 
 /**
- * The one owner of one native handle. Subclasses say how to release it; this class makes closing
- * idempotent, makes use after close a clear {@link OrtException}, and keeps a process-wide count of
- * live objects per kind so that tests can check nothing leaks (at DEBUG level every creation and
+ * The one owner of one native handle. Subclasses say how to release it; its lifetime is a
+ * {@link RefCount}: closing is idempotent and waits for the uses in flight, use after close is a clear
+ * {@link OrtException}, and dependents may hold the handle beyond the owner's close. A process-wide
+ * count of live objects per kind lets tests check that nothing leaks (at DEBUG level every creation and
  * release is logged too).
  *
- * <p>Use and close are ordered by a read-write lock: {@link #acquire()} (held for the length of a
- * native call that reads the handle, e.g. a run) and {@link #close()} exclude each other, so closing
- * an object that another thread is using waits for that use to end instead of freeing memory under it.
+ * <p>The handle is not part of any public API: a subclass reaches its own through {@link #acquire()}
+ * (a {@link Lease}, for try-with-resources) and the runtime's other classes reach another object's
+ * through {@link Handles}.
  */
 public abstract class NativeObject implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("org.pvn3d.ort.native");
     private static final Map<String, AtomicLong> LIVE = new ConcurrentHashMap<>();
 
     private final String kind;
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-    private volatile MemorySegment handle;
+    private final RefCount refs;
 
     protected NativeObject(String kind, MemorySegment handle) {
         if (handle == null || handle.address() == 0) {
             throw new OrtException(kind + ": native handle is null");
         }
         this.kind = kind;
-        this.handle = handle;
+        this.refs = new RefCount(handle, this::release, this::closedException);
         LIVE.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "created {0} 0x{1}", kind, Long.toHexString(handle.address()));
         }
     }
 
-    /** The native handle; throws if this object has been closed. */
-    public final MemorySegment handle() {
-        MemorySegment h = handle;
-        if (h == null) {
-            throw new OrtException(kind + " is closed");
-        }
-        return h;
-    }
-
+    /** Whether this object has been closed (its handle may still be held by dependents). */
     public final boolean isClosed() {
-        return handle == null;
+        return refs.isClosed();
     }
 
     /**
-     * Marks the start of a use that must not overlap a close: the caller pairs it with
-     * {@link #release()} in a finally block. Throws if already closed.
+     * Closes this object: waits for the uses in progress, then releases the native handle, or leaves
+     * that to the last dependent still holding it. Later calls do nothing.
      */
-    public final MemorySegment acquire() {
-        lock.readLock().lock();
-        MemorySegment h = handle;
-        if (h == null) {
-            lock.readLock().unlock();
-            throw new OrtException(kind + " is closed");
-        }
-        return h;
-    }
-
-    public final void release() {
-        lock.readLock().unlock();
-    }
-
-    /** Releases the native handle once; later calls do nothing. Waits for uses in progress. */
     @Override
     public final void close() {
-        lock.writeLock().lock();
-        try {
-            MemorySegment h = handle;
-            if (h == null) {
-                return;
-            }
-            handle = null;
-            try {
-                releaseNative(h);
-            } finally {
-                LIVE.get(kind).decrementAndGet();
-                if (LOG.isLoggable(Level.DEBUG)) {
-                    LOG.log(Level.DEBUG, "released {0} 0x{1}", kind, Long.toHexString(h.address()));
-                }
-                afterClose();
-            }
-        } finally {
-            lock.writeLock().unlock();
-        }
+        refs.close();
     }
 
-    /** Releases the native handle (called once, under the close lock). */
+    /** A use of the handle for the length of a native call; throws once closed. */
+    protected final Lease acquire() {
+        return refs.acquire();
+    }
+
+    /** A use still allowed after close while dependents hold the handle (see {@link RefCount#acquireUnlessReleased()}). */
+    protected final Lease acquireUnlessReleased() {
+        return refs.acquireUnlessReleased();
+    }
+
+    /** A hold that keeps the handle alive beyond this object's close, until the hold is closed. */
+    protected final Lease retain() {
+        return refs.retain();
+    }
+
+    /** A hold still allowed after close while other holds keep the handle (see {@link RefCount#retainUnlessReleased()}). */
+    protected final Lease retainUnlessReleased() {
+        return refs.retainUnlessReleased();
+    }
+
+    /**
+     * The handle without a use: for a handle this object's own lifetime already guarantees (for
+     * example one passed to ORT while its owner cannot be closed). Throws once closed.
+     */
+    protected final MemorySegment handle() {
+        return refs.handle();
+    }
+
+    /** Whether the native handle has been released (owner closed and no hold left). */
+    protected final boolean isReleased() {
+        return refs.isReleased();
+    }
+
+    /** The exception for using this object after it was closed. */
+    protected OrtException closedException() {
+        return new OrtException(kind + " is closed");
+    }
+
+    /** Releases the native handle (called once, with no use in flight). */
     protected abstract void releaseNative(MemorySegment handle);
 
     /** Drops what this object kept alive (parents, buffers); runs after the handle was released. */
     protected void afterClose() {}
+
+    private void release(MemorySegment handle) {
+        try {
+            releaseNative(handle);
+        } finally {
+            LIVE.get(kind).decrementAndGet();
+            if (LOG.isLoggable(Level.DEBUG)) {
+                LOG.log(Level.DEBUG, "released {0} 0x{1}", kind, Long.toHexString(handle.address()));
+            }
+            afterClose();
+        }
+    }
 
     /** Live objects per kind, for leak checks. */
     public static Map<String, Long> liveCounts() {
@@ -115,7 +123,6 @@ public abstract class NativeObject implements AutoCloseable {
 
     @Override
     public String toString() {
-        MemorySegment h = handle;
-        return kind + (h == null ? "(closed)" : "(0x" + Long.toHexString(h.address()) + ")");
+        return kind + (refs.isClosed() ? "(closed)" : "(" + refs + ")");
     }
 }

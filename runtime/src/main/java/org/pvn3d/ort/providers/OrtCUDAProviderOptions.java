@@ -7,19 +7,20 @@ import java.lang.foreign.MemorySegment;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.pvn3d.ort.ExecutionProvider;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
-import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
+import org.pvn3d.ort.cuda.CudaStream;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.CustomOpApi;
 import org.pvn3d.ort.internal.Memory;
 
 /**
  * Settings of ORT's CUDA execution provider ({@code OrtCUDAProviderOptionsV2}), added to session
- * options with {@code SessionOptions.addCUDA}. Plain Java state: the native options are built,
- * applied and released inside {@link #appendTo}, so this object owns nothing native and needs no
+ * options with {@link SessionOptions#addExecutionProvider}. Plain Java state: the native options are
+ * built, applied and released when they are added, so this object owns nothing native and needs no
  * closing (unlike ORT's own Java class, whose native options outlive the call for no benefit).
  *
  * <p><b>Why the native options are built in one go.</b> On ORT 1.16 {@code UpdateCUDAProviderOptions}
@@ -35,7 +36,7 @@ import org.pvn3d.ort.internal.Memory;
  * runtime this library loads; it also sets {@code has_user_compute_stream}. The stream stays the
  * caller's: it must outlive every session created with these options.
  */
-public final class OrtCUDAProviderOptions {
+public final class OrtCUDAProviderOptions extends ExecutionProvider {
     /** How the CUDA arena grows ({@code arena_extend_strategy}). */
     public enum ArenaExtendStrategy {
         NEXT_POWER_OF_TWO("kNextPowerOfTwo"), SAME_AS_REQUESTED("kSameAsRequested");
@@ -51,6 +52,9 @@ public final class OrtCUDAProviderOptions {
     public enum CudnnConvAlgoSearch {
         EXHAUSTIVE, HEURISTIC, DEFAULT
     }
+
+    /** ORT's name of the provider. */
+    public static final String NAME = "CUDAExecutionProvider";
 
     private final Map<String, String> options = new LinkedHashMap<>();
     private MemorySegment userComputeStream = MemorySegment.NULL;
@@ -102,7 +106,7 @@ public final class OrtCUDAProviderOptions {
      * would refuse the key), so there this does nothing.
      */
     public OrtCUDAProviderOptions setUseTf32(boolean enable) {
-        if (org.pvn3d.ort.OrtRuntime.get().isAtLeast("1.18")) {
+        if (OrtRuntime.get().isAtLeast("1.18")) {
             options.put("use_tf32", enable ? "1" : "0");
         }
         return this;
@@ -119,6 +123,14 @@ public final class OrtCUDAProviderOptions {
         }
         userComputeStream = MemorySegment.ofAddress(stream.address());
         return this;
+    }
+
+    /**
+     * Runs the sessions on {@code stream}, a stream Java created; the caller keeps it open while any
+     * such session exists.
+     */
+    public OrtCUDAProviderOptions setUserComputeStream(CudaStream stream) {
+        return setUserComputeStream(MemorySegment.ofAddress(stream.address()));
     }
 
     /**
@@ -144,26 +156,28 @@ public final class OrtCUDAProviderOptions {
         return userComputeStream;
     }
 
+    /** {@value #NAME}. */
+    @Override
+    public String getName() {
+        return NAME;
+    }
+
     /**
-     * Adds the CUDA provider with these settings to {@code sessionOptions}
+     * Adds the CUDA provider with these settings to native session options
      * ({@code SessionOptionsAppendExecutionProvider_CUDA_V2}). Needs ORT's CUDA provider library and
      * a usable CUDA installation; fails with an {@link OrtException} saying what ORT reported.
      */
-    public void appendTo(OrtSession.SessionOptions sessionOptions) {
+    @Override
+    protected void appendTo(MemorySegment sessionOptions) {
         OrtRuntime.get().ensureCudaProvider();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cuda = create(arena);
             try {
-                MemorySegment handle = sessionOptions.acquire();
-                try {
-                    Api.check(OrtApi.SessionOptionsAppendExecutionProvider_CUDA_V2.invoke(
-                            CustomOpApi.SessionOptionsAppendExecutionProvider_CUDA_V2, handle, cuda),
-                            "cannot add the CUDA execution provider");
-                } finally {
-                    sessionOptions.release();
-                }
+                Api.checkStatus(OrtApi.SessionOptionsAppendExecutionProvider_CUDA_V2.invoke(
+                        Api.Cuda.SessionOptionsAppendExecutionProvider_CUDA_V2, sessionOptions, cuda),
+                        "cannot add the CUDA execution provider");
             } finally {
-                OrtApi.ReleaseCUDAProviderOptions.invoke(CustomOpApi.ReleaseCUDAProviderOptions, cuda);
+                OrtApi.ReleaseCUDAProviderOptions.invoke(Api.Cuda.ReleaseCUDAProviderOptions, cuda);
             }
         }
     }
@@ -175,18 +189,18 @@ public final class OrtCUDAProviderOptions {
             MemorySegment cuda = create(arena);
             try {
                 MemorySegment out = arena.allocate(ADDRESS);
-                Api.check(OrtApi.GetCUDAProviderOptionsAsString.invoke(CustomOpApi.GetCUDAProviderOptionsAsString, cuda,
+                Api.checkStatus(OrtApi.GetCUDAProviderOptionsAsString.invoke(Api.Cuda.GetCUDAProviderOptionsAsString, cuda,
                         Memory.DEFAULT_ALLOCATOR, out));
                 return Memory.takeString(out.get(ADDRESS, 0));
             } finally {
-                OrtApi.ReleaseCUDAProviderOptions.invoke(CustomOpApi.ReleaseCUDAProviderOptions, cuda);
+                OrtApi.ReleaseCUDAProviderOptions.invoke(Api.Cuda.ReleaseCUDAProviderOptions, cuda);
             }
         }
     }
 
     private MemorySegment create(Arena arena) {
         MemorySegment out = arena.allocate(ADDRESS);
-        Api.check(OrtApi.CreateCUDAProviderOptions.invoke(CustomOpApi.CreateCUDAProviderOptions, out),
+        Api.checkStatus(OrtApi.CreateCUDAProviderOptions.invoke(Api.Cuda.CreateCUDAProviderOptions, out),
                 "the CUDA execution provider is not available in " + OrtRuntime.get());
         MemorySegment cuda = out.get(ADDRESS, 0);
         try {
@@ -200,16 +214,16 @@ public final class OrtCUDAProviderOptions {
                     values.setAtIndex(ADDRESS, i, arena.allocateFrom(e.getValue()));
                     i++;
                 }
-                Api.check(OrtApi.UpdateCUDAProviderOptions.invoke(CustomOpApi.UpdateCUDAProviderOptions, cuda, keys,
+                Api.checkStatus(OrtApi.UpdateCUDAProviderOptions.invoke(Api.Cuda.UpdateCUDAProviderOptions, cuda, keys,
                         values, n), "CUDA provider options " + options);
             }
             if (userComputeStream.address() != 0) {
-                Api.check(OrtApi.UpdateCUDAProviderOptionsWithValue.invoke(CustomOpApi.UpdateCUDAProviderOptionsWithValue,
+                Api.checkStatus(OrtApi.UpdateCUDAProviderOptionsWithValue.invoke(Api.Cuda.UpdateCUDAProviderOptionsWithValue,
                         cuda, arena.allocateFrom("user_compute_stream"), userComputeStream), "user_compute_stream");
             }
             return cuda;
         } catch (RuntimeException e) {
-            OrtApi.ReleaseCUDAProviderOptions.invoke(CustomOpApi.ReleaseCUDAProviderOptions, cuda);
+            OrtApi.ReleaseCUDAProviderOptions.invoke(Api.Cuda.ReleaseCUDAProviderOptions, cuda);
             throw e;
         }
     }

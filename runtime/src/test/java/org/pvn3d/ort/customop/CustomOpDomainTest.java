@@ -21,6 +21,8 @@ import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -111,7 +113,7 @@ class CustomOpDomainTest {
     static float[] run(OrtSession s, float[] x, float[] bias) {
         try (OnnxTensor xt = OnnxTensor.createTensor(x, 2, x.length / 2)) {
             Map<String, OnnxTensor> feeds = bias == null ? Map.of("x", xt) : Map.of("x", xt, "bias", OnnxTensor.createTensor(bias, 1));
-            try (OrtSession.Result r = s.run(feeds)) {
+            try (Result r = s.run(feeds)) {
                 return r.tensor("y").getFloatArray();
             } finally {
                 if (bias != null) {
@@ -123,7 +125,7 @@ class CustomOpDomainTest {
 
     @Test
     void javaKernelComputesWithAttributesAndOptionalInputs() {
-        try (CustomOpDomain domain = scaleDomain(); OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (CustomOpDomain domain = scaleDomain(); SessionOptions options = new SessionOptions()) {
             options.registerCustomOps(domain);
             try (OrtSession s = env.createSession(model("java_scale.onnx"), options);
                     OrtSession withBias = env.createSession(model("java_scale_bias.onnx"), options)) {
@@ -139,7 +141,7 @@ class CustomOpDomainTest {
 
     @Test
     void everyKindOfComputeFailureFailsOnlyThatRun() {
-        try (CustomOpDomain domain = scaleDomain(); OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (CustomOpDomain domain = scaleDomain(); SessionOptions options = new SessionOptions()) {
             options.registerCustomOps(domain);
             try (OrtSession s = env.createSession(model("java_scale.onnx"), options)) {
                 OrtException ort = assertThrows(OrtException.class, () -> run(s, new float[] {THROW_ORT, 0}, null));
@@ -166,7 +168,7 @@ class CustomOpDomainTest {
             throw new IllegalArgumentException("factory refuses node " + info.nodeName());
         });
         try (CustomOpDomain domain = CustomOpDomain.of("test.java", throwing);
-                OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+                SessionOptions options = new SessionOptions()) {
             options.registerCustomOps(domain);
             OrtException e = assertThrows(OrtException.class, () -> env.createSession(model("java_scale.onnx"), options));
             assertTrue(e.getMessage().contains("factory refuses node scale"), e.getMessage());
@@ -177,7 +179,7 @@ class CustomOpDomainTest {
                 .attribute("offset", AttributeSpec.Type.FLOAT, true, "absent from the model")
                 .kernel(ScaleKernel::new).build();
         try (CustomOpDomain domain = CustomOpDomain.of("test.java", needsMissing);
-                OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+                SessionOptions options = new SessionOptions()) {
             options.registerCustomOps(domain);
             OrtException e = assertThrows(OrtException.class, () -> env.createSession(model("java_scale.onnx"), options));
             assertTrue(e.getMessage().contains("JavaScale (node 'scale'): attribute offset (float) is required but missing"),
@@ -193,7 +195,7 @@ class CustomOpDomainTest {
             return new ScaleKernel(info);
         });
         try (CustomOpDomain domain = CustomOpDomain.of("test.java", keeping);
-                OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+                SessionOptions options = new SessionOptions()) {
             options.registerCustomOps(domain);
             try (OrtSession s = env.createSession(model("java_scale.onnx"), options)) {
                 assertEquals("scale", kept[0].nodeName());
@@ -206,14 +208,14 @@ class CustomOpDomainTest {
     void domainOutlivesItsOwnerWhileSessionsUseIt() {
         OrtSession s;
         CustomOpDomain domain = scaleDomain();
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             options.registerCustomOps(domain);
             s = env.createSession(model("java_scale.onnx"), options);
         }
         domain.close();
         domain.close(); // idempotent
-        try (OrtSession.SessionOptions other = new OrtSession.SessionOptions()) {
-            assertThrows(OrtException.class, () -> domain.registerOn(other), "a closed domain is not registered again");
+        try (SessionOptions other = new SessionOptions()) {
+            assertThrows(OrtException.class, () -> other.registerCustomOps(domain), "a closed domain is not registered again");
         }
         try (s) {
             System.gc();
@@ -238,7 +240,7 @@ class CustomOpDomainTest {
     }
 
     private static void runCycle() {
-        try (CustomOpDomain domain = scaleDomain(); OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (CustomOpDomain domain = scaleDomain(); SessionOptions options = new SessionOptions()) {
             options.registerCustomOps(domain);
             try (OrtSession a = env.createSession(model("java_scale.onnx"), options);
                     OrtSession b = env.createSession(model("java_scale.onnx"), options)) {

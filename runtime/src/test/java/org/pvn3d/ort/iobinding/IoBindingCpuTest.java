@@ -17,6 +17,7 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.pvn3d.ort.DeviceTensor;
 import org.pvn3d.ort.JavaAllocator;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OnnxTensorType;
@@ -27,6 +28,8 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -110,7 +113,7 @@ class IoBindingCpuTest {
             s.run(b);
             b.synchronizeBoundOutputs();
             assertEquals(List.of("sum", "prod", "affine"), b.getOutputNames());
-            try (OrtSession.Result r = b.getOutputs()) {
+            try (Result r = b.getOutputs()) {
                 assertEquals(List.of("sum", "prod", "affine"), r.names());
                 assertArrayEquals(new long[] {2, 4}, r.tensor("sum").getShape());
                 assertFalse(r.tensor("sum").isOnDevice());
@@ -137,7 +140,7 @@ class IoBindingCpuTest {
                     OnnxTensor ty = OnnxTensor.createTensor(y1, 1, 4)) {
                 b.bindInput("x", tx).bindInput("y", ty).bindOutput("sum", cpu);
                 s.run(b);
-                try (OrtSession.Result r = b.getOutputs()) {
+                try (Result r = b.getOutputs()) {
                     first = (OnnxTensor) r.take("sum");
                 }
             }
@@ -152,7 +155,7 @@ class IoBindingCpuTest {
                     OnnxTensor ty = OnnxTensor.createTensor(y2, 3, 4)) {
                 b.bindInput("x", tx).bindInput("y", ty);
                 s.run(b);
-                try (OrtSession.Result r = b.getOutputs()) {
+                try (Result r = b.getOutputs()) {
                     assertArrayEquals(new long[] {3, 4}, r.tensor("sum").getShape());
                     assertArith(x2, y2, r.tensor("sum").getFloatArray(), null, null);
                 }
@@ -160,7 +163,7 @@ class IoBindingCpuTest {
                 // change only the data behind x (same tensor) and run again
                 tx.data().copyFrom(MemorySegment.ofArray(ramp(12, 100, 0)));
                 s.run(b);
-                try (OrtSession.Result r = b.getOutputs()) {
+                try (Result r = b.getOutputs()) {
                     float[] sum = r.tensor("sum").getFloatArray();
                     for (int i = 0; i < 12; i++) {
                         assertEquals(100 + y2[i], sum[i], 0f);
@@ -171,7 +174,7 @@ class IoBindingCpuTest {
                 assertEquals(List.of(), b.getOutputNames());
                 b.bindOutput("affine", cpu);
                 s.run(b);
-                try (OrtSession.Result r = b.getOutputs()) {
+                try (Result r = b.getOutputs()) {
                     assertEquals(List.of("affine"), r.names());
                     float[] affine = r.tensor("affine").getFloatArray();
                     assertEquals(201f, affine[0], 0f);
@@ -207,12 +210,12 @@ class IoBindingCpuTest {
         try (OrtIoBinding b = s.createIoBinding(); OrtMemoryInfo out = OrtMemoryInfo.cpu()) {
             b.bindInput("x", x).bindOutput("y", out);
             s.run(b);
-            try (OrtSession.Result r = b.getOutputs()) {
+            try (Result r = b.getOutputs()) {
                 y = (OnnxTensor) r.take("y");
             }
         }
         float[] expected;
-        try (OrtSession.Result r = s.run(Map.of("x", x))) {
+        try (Result r = s.run(Map.of("x", x))) {
             expected = r.tensor("y").getFloatArray();
         }
         // the session goes first: its output, the allocator and the tensor over the allocator live on
@@ -243,23 +246,23 @@ class IoBindingCpuTest {
             float[] expected;
             try (OrtSession plain = env.createSession(model("matmul_chain.onnx"));
                     OnnxTensor tx = OnnxTensor.createTensor(x, 16, 64);
-                    OrtSession.Result r = plain.run(Map.of("x", tx))) {
+                    Result r = plain.run(Map.of("x", tx))) {
                 expected = r.tensor("y").getFloatArray();
             }
             assertEquals(0, ja.counters().allocations(), "a session without the config entry does not use it");
             OnnxTensor kept;
-            try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()
+            try (SessionOptions o = new SessionOptions()
                     .addConfigEntry(OrtEnvironment.USE_ENV_ALLOCATORS, "1");
                     OrtSession s = env.createSession(model("matmul_chain.onnx"), o);
                     OnnxTensor tx = OnnxTensor.createTensor(x, 16, 64)) {
                 JavaAllocator.Counters afterLoad = ja.counters();
-                try (OrtSession.Result r = s.run(Map.of("x", tx))) {
+                try (Result r = s.run(Map.of("x", tx))) {
                     assertArrayEquals(expected, r.tensor("y").getFloatArray(), 0f);
                 }
                 try (OrtIoBinding b = s.createIoBinding(); OrtMemoryInfo cpu = OrtMemoryInfo.cpu()) {
                     b.bindInput("x", tx).bindOutput("y", cpu);
                     s.run(b);
-                    try (OrtSession.Result r = b.getOutputs()) {
+                    try (Result r = b.getOutputs()) {
                         kept = (OnnxTensor) r.take("y");
                     }
                 }
@@ -300,7 +303,7 @@ class IoBindingCpuTest {
                     assertThrows(OrtException.class, () -> env.createAndRegisterAllocator(arenaInfo, null),
                             "one shared allocator per memory description");
                 }
-                try (OrtSession.SessionOptions shared = new OrtSession.SessionOptions()
+                try (SessionOptions shared = new SessionOptions()
                         .addConfigEntry(OrtEnvironment.USE_ENV_ALLOCATORS, "1");
                         OrtSession a = env.createSession(model("arith.onnx"), shared);
                         OrtSession b = env.createSession(model("arith.onnx"), shared);
@@ -308,7 +311,7 @@ class IoBindingCpuTest {
                         OnnxTensor tx = OnnxTensor.createTensor(x, 2, 4);
                         OnnxTensor ty = OnnxTensor.createTensor(y, 2, 4)) {
                     for (OrtSession s : List.of(a, b, own)) {
-                        try (OrtSession.Result r = s.run(Map.of("x", tx, "y", ty))) {
+                        try (Result r = s.run(Map.of("x", tx, "y", ty))) {
                             assertArith(x, y, r.tensor("sum").getFloatArray(), r.tensor("prod").getFloatArray(),
                                     r.tensor("affine").getFloatArray());
                         }
@@ -363,7 +366,7 @@ class IoBindingCpuTest {
                 s.run(b);
                 // ORT 1.16 does not refuse this: it places the output where the CPU provider allocates;
                 // the tensor reports where it really is, and reading it is safe
-                try (OrtSession.Result r = b.getOutputs(); OrtMemoryInfo where = r.tensor("sum").getMemoryInfo()) {
+                try (Result r = b.getOutputs(); OrtMemoryInfo where = r.tensor("sum").getMemoryInfo()) {
                     System.out.println("output bound to Cuda in a CPU session landed in " + where);
                     assertEquals("Cpu", where.getName());
                     assertFalse(r.tensor("sum").isOnDevice());
@@ -374,11 +377,13 @@ class IoBindingCpuTest {
             // wrong memory type, 2: a tensor described as CUDA memory (here over host bytes ORT never touches)
             try (Arena arena = Arena.ofConfined();
                     OrtMemoryInfo cuda = OrtMemoryInfo.cuda(0);
-                    OnnxTensor fake = OnnxTensor.createTensor(cuda, arena.allocate(16), OnnxTensorType.FLOAT, 1, 4)) {
+                    DeviceTensor fake = DeviceTensor.createTensor(cuda, arena.allocate(16), OnnxTensorType.FLOAT, 1, 4)) {
                 assertTrue(fake.isOnDevice());
-                OrtException read = assertThrows(OrtException.class, fake::getFloatArray);
+                // a DeviceTensor has no host reads at all (no data(), no getFloatArray()); a host tensor
+                // over memory described as a device's is refused
+                OrtException read = assertThrows(OrtException.class,
+                        () -> OnnxTensor.createTensor(cuda, arena.allocate(16), OnnxTensorType.FLOAT, 1, 4));
                 assertTrue(read.getMessage().contains("device memory"), read.getMessage());
-                assertThrows(OrtException.class, fake::data);
                 try (OrtMemoryInfo where = fake.getMemoryInfo()) {
                     assertEquals(OrtMemoryInfo.DeviceType.GPU, where.getDeviceType());
                 }

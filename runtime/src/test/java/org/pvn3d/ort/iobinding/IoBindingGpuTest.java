@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.pvn3d.ort.DeviceTensor;
 import org.pvn3d.ort.JavaAllocator;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OnnxTensorType;
@@ -26,11 +27,16 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
+import org.pvn3d.ort.cuda.CudaCopy;
 import org.pvn3d.ort.cuda.CudaDevice;
 import org.pvn3d.ort.cuda.CudaEvent;
+import org.pvn3d.ort.cuda.CudaJavaAllocator;
 import org.pvn3d.ort.cuda.CudaStream;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.cuda.PinnedBuffer;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * Device tensors, IO binding and allocators on the CUDA provider (GPU machine only; skipped, and
@@ -48,17 +54,17 @@ class IoBindingGpuTest {
     }
 
     static OrtSession cudaSession(String model, Path profilePrefix) {
-        try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()) {
+        try (SessionOptions o = new SessionOptions()) {
             if (profilePrefix != null) {
                 o.enableProfiling(profilePrefix.toString());
             }
-            o.addCUDA(0);
+            o.addExecutionProvider(new OrtCUDAProviderOptions(0));
             return env.createSession(IoBindingCpuTest.model(model), o);
         }
     }
 
-    static float[] floats(OnnxTensor deviceTensor) {
-        try (OnnxTensor h = deviceTensor.toHost()) {
+    static float[] floats(DeviceTensor deviceTensor) {
+        try (OnnxTensor h = CudaCopy.toHost(deviceTensor)) {
             return h.getFloatArray();
         }
     }
@@ -100,37 +106,40 @@ class IoBindingGpuTest {
         try (OrtSession s = cudaSession("arith.onnx", null);
                 DeviceBuffer bx = DeviceBuffer.of(x);
                 DeviceBuffer by = DeviceBuffer.of(y);
-                OnnxTensor tx = OnnxTensor.createTensor(bx, OnnxTensorType.FLOAT, 4, 4);
-                OnnxTensor ty = OnnxTensor.createTensor(by, OnnxTensorType.FLOAT, 4, 4);
+                DeviceTensor tx = DeviceTensor.createTensor(bx, OnnxTensorType.FLOAT, 4, 4);
+                DeviceTensor ty = DeviceTensor.createTensor(by, OnnxTensorType.FLOAT, 4, 4);
                 OrtMemoryInfo cuda = OrtMemoryInfo.cuda(0);
                 OrtMemoryInfo cpu = OrtMemoryInfo.cpu();
                 OrtIoBinding b = s.createIoBinding()) {
             assertTrue(tx.isOnDevice());
-            OrtException e = assertThrows(OrtException.class, tx::getFloatArray);
+            // a DeviceTensor has no host reads at all; a host tensor over device memory is refused
+            OrtException e = assertThrows(OrtException.class, () -> OnnxTensor.createTensor(bx, OnnxTensorType.FLOAT, 4, 4));
             assertTrue(e.getMessage().contains("device memory"), e.getMessage());
             b.bindInput("x", tx).bindInput("y", ty).bindOutput("sum", cuda).bindOutput("prod", cuda).bindOutput("affine", cpu);
             b.synchronizeBoundInputs();
             s.run(b);
             b.synchronizeBoundOutputs();
-            try (OrtSession.Result r = b.getOutputs()) {
-                OnnxTensor sum = r.tensor("sum");
-                assertTrue(sum.isOnDevice() && r.tensor("prod").isOnDevice());
+            try (Result r = b.getOutputs()) {
+                DeviceTensor sum = r.deviceTensor("sum");
+                assertTrue(sum.isOnDevice() && r.deviceTensor("prod").isOnDevice());
                 assertTrue(!r.tensor("affine").isOnDevice());
+                OrtException hostRead = assertThrows(OrtException.class, () -> r.tensor("sum"));
+                assertTrue(hostRead.getMessage().contains("device memory"), hostRead.getMessage());
                 try (OrtMemoryInfo where = sum.getMemoryInfo()) {
                     assertEquals("Cuda", where.getName());
                     assertEquals(OrtMemoryInfo.DeviceType.GPU, where.getDeviceType());
                 }
-                IoBindingCpuTest.assertArith(x, y, floats(sum), floats(r.tensor("prod")), r.tensor("affine").getFloatArray());
+                IoBindingCpuTest.assertArith(x, y, floats(sum), floats(r.deviceTensor("prod")), r.tensor("affine").getFloatArray());
             }
             // a device tensor the session's CUDA allocator holds, written from the host
             try (OrtAllocator alloc = s.getAllocator(cuda)) {
-                try (OnnxTensor t = OnnxTensor.createTensor(alloc, OnnxTensorType.FLOAT, 4, 4)) {
+                try (DeviceTensor t = DeviceTensor.createTensor(alloc, OnnxTensorType.FLOAT, 4, 4)) {
                     assertTrue(t.isOnDevice());
-                    t.copyFromHost(MemorySegment.ofArray(y), null);
+                    CudaCopy.copyFromHost(MemorySegment.ofArray(y), t, null);
                     b.bindInput("x", t);
                     s.run(b);
-                    try (OrtSession.Result r = b.getOutputs()) {
-                        IoBindingCpuTest.assertArith(y, y, floats(r.tensor("sum")), null, null);
+                    try (Result r = b.getOutputs()) {
+                        IoBindingCpuTest.assertArith(y, y, floats(r.deviceTensor("sum")), null, null);
                     }
                 }
             }
@@ -139,8 +148,8 @@ class IoBindingGpuTest {
             assertTrue(!bx.isFreed());
             b.bindInput("x", tx);
             s.run(b);
-            try (OrtSession.Result r = b.getOutputs()) {
-                IoBindingCpuTest.assertArith(x, y, floats(r.tensor("sum")), null, null);
+            try (Result r = b.getOutputs()) {
+                IoBindingCpuTest.assertArith(x, y, floats(r.deviceTensor("sum")), null, null);
             }
             tx.close();
             assertTrue(bx.isFreed(), "the last tensor over the buffer freed it");
@@ -180,8 +189,8 @@ class IoBindingGpuTest {
         try (first; second;
                 DeviceBuffer bx = DeviceBuffer.of(x);
                 DeviceBuffer by = DeviceBuffer.of(y);
-                OnnxTensor tx = OnnxTensor.createTensor(bx, OnnxTensorType.FLOAT, 8, 4);
-                OnnxTensor ty = OnnxTensor.createTensor(by, OnnxTensorType.FLOAT, 8, 4);
+                DeviceTensor tx = DeviceTensor.createTensor(bx, OnnxTensorType.FLOAT, 8, 4);
+                DeviceTensor ty = DeviceTensor.createTensor(by, OnnxTensorType.FLOAT, 8, 4);
                 OrtMemoryInfo cuda = OrtMemoryInfo.cuda(0);
                 OrtIoBinding b1 = first.createIoBinding();
                 OrtIoBinding b2 = second.createIoBinding()) {
@@ -189,13 +198,13 @@ class IoBindingGpuTest {
             b2.bindInput("y", ty).bindOutput("prod", cuda);
             for (int run = 0; run < 5; run++) {
                 first.run(b1);
-                try (OrtSession.Result r1 = b1.getOutputs()) {
-                    OnnxTensor mid = r1.tensor("sum"); // x + y, on the device
+                try (Result r1 = b1.getOutputs()) {
+                    DeviceTensor mid = r1.deviceTensor("sum"); // x + y, on the device
                     assertTrue(mid.isOnDevice());
                     b2.bindInput("x", mid);
                     second.run(b2);
-                    try (OrtSession.Result r2 = b2.getOutputs()) {
-                        OnnxTensor out = r2.tensor("prod"); // (x + y) * y
+                    try (Result r2 = b2.getOutputs()) {
+                        DeviceTensor out = r2.deviceTensor("prod"); // (x + y) * y
                         assertTrue(out.isOnDevice());
                         float[] got = floats(out);
                         for (int i = 0; i < x.length; i++) {
@@ -219,12 +228,12 @@ class IoBindingGpuTest {
         float[] x = IoBindingCpuTest.ramp(32 * 64, -1, 1f / 1024);
         try (OrtSession s = cudaSession("matmul_chain.onnx", null);
                 DeviceBuffer bx = DeviceBuffer.of(x);
-                OnnxTensor tx = OnnxTensor.createTensor(bx, OnnxTensorType.FLOAT, 32, 64);
+                DeviceTensor tx = DeviceTensor.createTensor(bx, OnnxTensorType.FLOAT, 32, 64);
                 OnnxTensor hx = OnnxTensor.createTensor(x, 32, 64);
                 OrtMemoryInfo cuda = OrtMemoryInfo.cuda(0);
                 OrtIoBinding b = s.createIoBinding()) {
             float[] expected;
-            try (OrtSession.Result r = s.run(Map.of("x", hx))) {
+            try (Result r = s.run(Map.of("x", hx))) {
                 expected = r.tensor("y").getFloatArray();
             }
             b.bindInput("x", tx).bindOutput("y", cuda);
@@ -238,9 +247,9 @@ class IoBindingGpuTest {
             long t0 = System.nanoTime();
             for (int i = 0; i < 2000; i++) {
                 s.run(b);
-                try (OrtSession.Result r = b.getOutputs()) {
+                try (Result r = b.getOutputs()) {
                     if (i % 500 == 0) {
-                        assertArrayEquals(expected, floats(r.tensor("y")), 1e-4f);
+                        assertArrayEquals(expected, floats(r.deviceTensor("y")), 1e-4f);
                     }
                 }
             }
@@ -256,7 +265,7 @@ class IoBindingGpuTest {
 
     @Test
     void javaAllocatorServesTheCudaProvider() {
-        JavaAllocator ja = JavaAllocator.cuda(0);
+        JavaAllocator ja = CudaJavaAllocator.create(0);
         try {
             try {
                 env.registerAllocator(ja);
@@ -264,17 +273,17 @@ class IoBindingGpuTest {
                 Assumptions.abort("this ORT runtime (" + env.getRuntime() + ") does not share a CUDA allocator: " + e.getMessage());
             }
             float[] x = IoBindingCpuTest.ramp(16 * 64, -1, 1f / 512);
-            try (OrtSession.SessionOptions o = new OrtSession.SessionOptions()
+            try (SessionOptions o = new SessionOptions()
                     .addConfigEntry(OrtEnvironment.USE_ENV_ALLOCATORS, "1")) {
-                o.addCUDA(0);
+                o.addExecutionProvider(new OrtCUDAProviderOptions(0));
                 try (OrtSession s = env.createSession(IoBindingCpuTest.model("matmul_chain.onnx"), o);
                         OnnxTensor hx = OnnxTensor.createTensor(x, 16, 64);
                         OrtMemoryInfo cuda = OrtMemoryInfo.cuda(0);
                         OrtIoBinding b = s.createIoBinding()) {
                     b.bindInput("x", hx).bindOutput("y", cuda);
                     s.run(b);
-                    try (OrtSession.Result r = b.getOutputs(); OrtSession.Result plain = s.run(Map.of("x", hx))) {
-                        assertArrayEquals(plain.tensor("y").getFloatArray(), floats(r.tensor("y")), 1e-5f);
+                    try (Result r = b.getOutputs(); Result plain = s.run(Map.of("x", hx))) {
+                        assertArrayEquals(plain.tensor("y").getFloatArray(), floats(r.deviceTensor("y")), 1e-5f);
                     }
                     System.out.println("JavaAllocator (cuda) with a CUDA session: " + ja.counters());
                     assertTrue(ja.counters().allocations() > 0, "the CUDA provider allocated through Java: " + ja.counters());

@@ -15,6 +15,8 @@ import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.Result;
+import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
 import org.pvn3d.ort.pipeline.ParityReport;
@@ -52,13 +54,13 @@ class ShippedModelTest {
         }
         OrtEnvironment env = OrtEnvironment.getEnvironment();
         Map<String, OnnxTensor> inputs = new HashMap<>();
-        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+        try (SessionOptions options = new SessionOptions()) {
             Pvn3dOps.register(options);
             try (OrtSession session = env.createSession(model, options)) {
                 for (String name : session.getInputNames()) {
                     inputs.put(name, sample.get(name).toTensor());
                 }
-                try (OrtSession.Result result = session.run(inputs)) {
+                try (Result result = session.run(inputs)) {
                     for (String name : new String[] {"pred_rgbd_seg", "pred_kp_of", "pred_ctr_of"}) {
                         float[] got = result.tensor(name).getFloatArray();
                         float[] want = expected.get(name).floats();

@@ -1,4 +1,4 @@
-package org.pvn3d.ort.internal;
+package org.pvn3d.ort;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -6,32 +6,29 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import org.pvn3d.ort.NodeInfo;
-import org.pvn3d.ort.OnnxTensorType;
-import org.pvn3d.ort.OnnxValueType;
-import org.pvn3d.ort.TensorInfo;
 import org.pvn3d.ort.ffm.OrtApi;
+import org.pvn3d.ort.internal.Api;
 
 /** Reads ORT's type and shape descriptions ({@code OrtTypeInfo}, {@code OrtTensorTypeAndShapeInfo}). */
-public final class Shapes {
+final class Shapes {
     private Shapes() {}
 
     /** Reads and keeps a {@code const OrtTensorTypeAndShapeInfo*} (not released here). */
-    public static TensorInfo tensorInfo(MemorySegment typeAndShape) {
+    static TensorInfo tensorInfo(MemorySegment typeAndShape) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment intOut = arena.allocate(JAVA_INT);
-            Api.check(OrtApi.GetTensorElementType.invoke(Api.GetTensorElementType, typeAndShape, intOut));
+            Api.checkStatus(OrtApi.GetTensorElementType.invoke(Api.TypeInfo.GetTensorElementType, typeAndShape, intOut));
             OnnxTensorType type = OnnxTensorType.of(intOut.get(JAVA_INT, 0));
             MemorySegment countOut = arena.allocate(JAVA_LONG);
-            Api.check(OrtApi.GetDimensionsCount.invoke(Api.GetDimensionsCount, typeAndShape, countOut));
+            Api.checkStatus(OrtApi.GetDimensionsCount.invoke(Api.TypeInfo.GetDimensionsCount, typeAndShape, countOut));
             int rank = Math.toIntExact(countOut.get(JAVA_LONG, 0));
             long[] dims = new long[rank];
             String[] names = new String[rank];
             if (rank > 0) {
                 MemorySegment dimsOut = arena.allocate(JAVA_LONG, rank);
-                Api.check(OrtApi.GetDimensions.invoke(Api.GetDimensions, typeAndShape, dimsOut, rank));
+                Api.checkStatus(OrtApi.GetDimensions.invoke(Api.TypeInfo.GetDimensions, typeAndShape, dimsOut, rank));
                 MemorySegment namesOut = arena.allocate(ADDRESS, rank);
-                Api.check(OrtApi.GetSymbolicDimensions.invoke(Api.GetSymbolicDimensions, typeAndShape, namesOut, rank));
+                Api.checkStatus(OrtApi.GetSymbolicDimensions.invoke(Api.TypeInfo.GetSymbolicDimensions, typeAndShape, namesOut, rank));
                 for (int i = 0; i < rank; i++) {
                     dims[i] = dimsOut.getAtIndex(JAVA_LONG, i);
                     MemorySegment name = namesOut.getAtIndex(ADDRESS, i);
@@ -43,43 +40,43 @@ public final class Shapes {
     }
 
     /** Reads an {@code OrtTypeInfo*} into a {@link NodeInfo} and releases the type info. */
-    public static NodeInfo nodeInfo(String name, MemorySegment typeInfo) {
+    static NodeInfo nodeInfo(String name, MemorySegment typeInfo) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment intOut = arena.allocate(JAVA_INT);
-            Api.check(OrtApi.GetOnnxTypeFromTypeInfo.invoke(Api.GetOnnxTypeFromTypeInfo, typeInfo, intOut));
+            Api.checkStatus(OrtApi.GetOnnxTypeFromTypeInfo.invoke(Api.TypeInfo.GetOnnxTypeFromTypeInfo, typeInfo, intOut));
             OnnxValueType valueType = OnnxValueType.of(intOut.get(JAVA_INT, 0));
             TensorInfo tensor = null;
             if (valueType == OnnxValueType.TENSOR) {
                 MemorySegment infoOut = arena.allocate(ADDRESS);
-                Api.check(OrtApi.CastTypeInfoToTensorInfo.invoke(Api.CastTypeInfoToTensorInfo, typeInfo, infoOut));
+                Api.checkStatus(OrtApi.CastTypeInfoToTensorInfo.invoke(Api.TypeInfo.CastTypeInfoToTensorInfo, typeInfo, infoOut));
                 // owned by the type info: not released separately
                 tensor = tensorInfo(infoOut.get(ADDRESS, 0));
             }
             return new NodeInfo(name, valueType, tensor);
         } finally {
-            OrtApi.ReleaseTypeInfo.invoke(Api.ReleaseTypeInfo, typeInfo);
+            OrtApi.ReleaseTypeInfo.invoke(Api.TypeInfo.ReleaseTypeInfo, typeInfo);
         }
     }
 
     /** The type and shape of an {@code OrtValue} that is a tensor. */
-    public static TensorInfo tensorInfoOfValue(MemorySegment value) {
+    static TensorInfo tensorInfoOfValue(MemorySegment value) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.check(OrtApi.GetTensorTypeAndShape.invoke(Api.GetTensorTypeAndShape, value, out));
+            Api.checkStatus(OrtApi.GetTensorTypeAndShape.invoke(Api.Value.GetTensorTypeAndShape, value, out));
             MemorySegment info = out.get(ADDRESS, 0);
             try {
                 return tensorInfo(info);
             } finally {
-                OrtApi.ReleaseTensorTypeAndShapeInfo.invoke(Api.ReleaseTensorTypeAndShapeInfo, info);
+                OrtApi.ReleaseTensorTypeAndShapeInfo.invoke(Api.TypeInfo.ReleaseTensorTypeAndShapeInfo, info);
             }
         }
     }
 
     /** The kind of an {@code OrtValue}. */
-    public static OnnxValueType valueType(MemorySegment value) {
+    static OnnxValueType valueType(MemorySegment value) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_INT);
-            Api.check(OrtApi.GetValueType.invoke(Api.GetValueType, value, out));
+            Api.checkStatus(OrtApi.GetValueType.invoke(Api.Value.GetValueType, value, out));
             return OnnxValueType.of(out.get(JAVA_INT, 0));
         }
     }

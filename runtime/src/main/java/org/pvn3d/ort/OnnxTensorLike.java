@@ -1,0 +1,232 @@
+package org.pvn3d.ort;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import org.pvn3d.ort.ffm.OrtApi;
+import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.NativeObject;
+
+/**
+ * What every tensor ({@code OrtValue} holding a tensor) has, wherever its data lives: a type, a shape,
+ * a memory description. An {@link OnnxTensor}'s data is in host memory, which Java reads and writes; a
+ * {@link DeviceTensor}'s is in device memory, which only device code (or a copy, see
+ * {@code org.pvn3d.ort.cuda.CudaCopy}) reaches. Both go into runs and IO bindings alike. (ORT's own
+ * Java API has the same split of {@code OnnxTensorLike} and {@code OnnxTensor}.)
+ *
+ * <p>A tensor over memory that another object owns (an {@link OrtAllocator}, a {@link TensorMemory})
+ * holds that memory until it is closed, so the owner may be closed first.
+ */
+public abstract sealed class OnnxTensorLike extends NativeObject implements OnnxValue permits OnnxTensor, DeviceTensor {
+    final TensorInfo info;
+    private final AutoCloseable memoryHold; // keeps the allocator or memory behind the data; may be null
+
+    OnnxTensorLike(MemorySegment value, TensorInfo info, AutoCloseable memoryHold) {
+        super("OrtValue", value);
+        this.info = info;
+        this.memoryHold = memoryHold;
+    }
+
+    @Override
+    public OnnxValueType getValueType() {
+        return OnnxValueType.TENSOR;
+    }
+
+    public TensorInfo getInfo() {
+        return info;
+    }
+
+    public OnnxTensorType getType() {
+        return info.getType();
+    }
+
+    public long[] getShape() {
+        return info.getShape();
+    }
+
+    public long getElementCount() {
+        return info.getElementCount();
+    }
+
+    /** Whether the data is in device memory, which the host cannot read ({@link DeviceTensor}). */
+    public abstract boolean isOnDevice();
+
+    /** Where the data lives ({@code GetTensorMemoryInfo}): a copy the caller closes. */
+    public OrtMemoryInfo getMemoryInfo() {
+        try (Lease value = acquire(); Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.checkStatus(OrtApi.GetTensorMemoryInfo.invoke(Api.Value.GetTensorMemoryInfo, value.handle(), out));
+            return OrtMemoryInfo.copyOf(out.get(ADDRESS, 0));
+        }
+    }
+
+    /** The size of the data in bytes (0 for string tensors, whose data ORT keeps apart). */
+    public long byteSize() {
+        return info.getType() == OnnxTensorType.STRING ? 0 : info.getElementCount() * info.getType().byteSize();
+    }
+
+    /**
+     * A use of this tensor for a run or a binding, whose failure names the tensor's role ({@code what},
+     * e.g. "input 'x'").
+     */
+    Lease acquireFor(String what) {
+        Lease use;
+        try {
+            use = acquire();
+        } catch (OrtException e) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, what + ": tensor is closed");
+        }
+        try {
+            checkMemoryAlive();
+            return use;
+        } catch (RuntimeException e) {
+            use.close();
+            throw e;
+        }
+    }
+
+    /** Throws when memory the caller owns behind this tensor has been freed; nothing to check by default. */
+    void checkMemoryAlive() {}
+
+    @Override
+    protected void releaseNative(MemorySegment handle) {
+        OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, handle);
+    }
+
+    @Override
+    protected void afterClose() {
+        if (memoryHold != null) {
+            try {
+                memoryHold.close();
+            } catch (Exception e) {
+                throw new OrtException(OrtErrorCode.ORT_JAVA_UNKNOWN, "releasing the memory behind " + this + ": " + e, e);
+            }
+        }
+    }
+
+    /** Wraps an {@code OrtValue} holding a tensor that ORT allocated (a run's output); the tensor releases it. */
+    static OnnxTensorLike fromOrtValue(MemorySegment value) {
+        try (Arena arena = Arena.ofConfined()) {
+            TensorInfo info = Shapes.tensorInfoOfValue(value);
+            if (info.getType() == OnnxTensorType.STRING) {
+                return new OnnxTensor(value, info, MemorySegment.NULL, null);
+            }
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.checkStatus(OrtApi.GetTensorMutableData.invoke(Api.Value.GetTensorMutableData, value, out));
+            MemorySegment data = out.get(ADDRESS, 0);
+            Api.checkStatus(OrtApi.GetTensorMemoryInfo.invoke(Api.Value.GetTensorMemoryInfo, value, out));
+            if (!OrtMemoryInfo.isHostAccessible(out.get(ADDRESS, 0))) {
+                return new DeviceTensor(value, info, data.address(), null);
+            }
+            return new OnnxTensor(value, info, data.reinterpret(info.getElementCount() * info.getType().byteSize()), null);
+        } catch (RuntimeException e) {
+            OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, value);
+            throw e;
+        }
+    }
+
+    /**
+     * An {@code OrtValue} over {@code bytes} of memory at {@code data} described by {@code memoryInfo}
+     * ({@code CreateTensorWithDataAsOrtValue}); the memory stays its owner's.
+     */
+    static MemorySegment createOver(OrtMemoryInfo memoryInfo, MemorySegment data, long bytes, OnnxTensorType type,
+            long[] shape) {
+        try (Lease info = Handles.acquire(memoryInfo)) {
+            return createOver(info.handle(), memoryInfo.getName(), data, bytes, type, shape);
+        }
+    }
+
+    /** Like {@link #createOver(OrtMemoryInfo, MemorySegment, long, OnnxTensorType, long[])} with a native description. */
+    static MemorySegment createOver(MemorySegment memoryInfo, String where, MemorySegment data, long bytes,
+            OnnxTensorType type, long[] shape) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.checkStatus(OrtApi.CreateTensorWithDataAsOrtValue.invoke(Api.Value.CreateTensorWithDataAsOrtValue,
+                    memoryInfo, data, bytes, arena.allocateFrom(JAVA_LONG, shape), shape.length, type.value(), out),
+                    "CreateTensorWithDataAsOrtValue(" + where + ")");
+            return out.get(ADDRESS, 0);
+        }
+    }
+
+    /**
+     * An {@code OrtValue} whose memory {@code allocator} allocates ({@code CreateTensorAsOrtValue}), and
+     * its data pointer: {@code out[0]} is the value, {@code out[1]} the data.
+     */
+    static MemorySegment[] allocateIn(OrtAllocator allocator, OnnxTensorType type, long[] shape) {
+        MemorySegment value = MemorySegment.NULL;
+        try (Lease a = Handles.acquire(allocator); Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.checkStatus(OrtApi.CreateTensorAsOrtValue.invoke(Api.Value.CreateTensorAsOrtValue, a.handle(),
+                    arena.allocateFrom(JAVA_LONG, shape), shape.length, type.value(), out), "CreateTensorAsOrtValue");
+            value = out.get(ADDRESS, 0);
+            Api.checkStatus(OrtApi.GetTensorMutableData.invoke(Api.Value.GetTensorMutableData, value, out));
+            return new MemorySegment[] {value, out.get(ADDRESS, 0)};
+        } catch (RuntimeException e) {
+            if (value.address() != 0) {
+                OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, value);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * The number of elements {@code shape} holds, checking that no dimension is negative and that the
+     * count and its bytes fit in a {@code long}; when {@code count} is not negative it must match.
+     */
+    static long checkShape(long[] shape, long count, OnnxTensorType type) {
+        for (long d : shape) {
+            if (d < 0) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "negative dimension in shape "
+                        + Arrays.toString(shape));
+            }
+        }
+        long n = TensorInfo.elementCount(shape);
+        if (type.byteSize() > 0 && n > Long.MAX_VALUE / type.byteSize()) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "a " + type + " tensor of shape "
+                    + Arrays.toString(shape) + " has " + n + " elements, whose bytes do not fit in a long");
+        }
+        if (count >= 0 && n != count) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "shape " + Arrays.toString(shape) + " holds "
+                    + n + " elements but " + count + " " + type + " values were given");
+        }
+        return n;
+    }
+
+    /** Checks a tensor of {@code type} and {@code shape} over {@code available} bytes; returns its bytes. */
+    static long checkWrappable(OnnxTensorType type, long[] shape, long available) {
+        if (type == OnnxTensorType.STRING || type == OnnxTensorType.UNDEFINED) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot wrap memory as a " + type + " tensor");
+        }
+        long bytes = checkShape(shape, -1, type) * type.byteSize();
+        if (available < bytes) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "memory of " + available
+                    + " bytes is too small for a " + type + " tensor of shape " + Arrays.toString(shape) + " (" + bytes + " bytes)");
+        }
+        return bytes;
+    }
+
+    static TensorInfo infoOf(OnnxTensorType type, long[] shape) {
+        String[] names = new String[shape.length];
+        Arrays.fill(names, "");
+        return new TensorInfo(type, shape, names);
+    }
+
+    /** Closes a hold taken for a tensor whose creation failed. */
+    static void closeHold(AutoCloseable hold) {
+        try {
+            hold.close();
+        } catch (Exception ignored) {
+            // only ending a hold the failed tensor would have kept
+        }
+    }
+
+    @Override
+    public String toString() {
+        return getClass().getSimpleName() + "(" + info + (isClosed() ? ", closed)" : ")");
+    }
+}

@@ -1,0 +1,111 @@
+package org.pvn3d.ort;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.pvn3d.ort.ffm.OrtApi;
+import org.pvn3d.ort.internal.Api;
+
+/**
+ * The outputs of one run, by name and in the order requested. Owns the values: closing the
+ * result closes them (a value taken out with {@link #take} is the caller's to close).
+ */
+public final class Result implements AutoCloseable, Iterable<Map.Entry<String, OnnxValue>> {
+    private final List<String> names;
+    private final OnnxValue[] values;
+
+    Result(List<String> names, MemorySegment[] raw) {
+        this.names = List.copyOf(names);
+        this.values = new OnnxValue[raw.length];
+        try {
+            for (int i = 0; i < raw.length; i++) {
+                OnnxValueType type = Shapes.valueType(raw[i]);
+                values[i] = type == OnnxValueType.TENSOR ? OnnxTensorLike.fromOrtValue(raw[i]) : new OnnxOtherValue(raw[i], type);
+            }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < raw.length; i++) {
+                if (values[i] != null) {
+                    values[i].close();
+                } else if (raw[i].address() != 0) {
+                    OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, raw[i]);
+                }
+            }
+            throw e;
+        }
+    }
+
+    public int size() {
+        return values.length;
+    }
+
+    public OnnxValue get(int index) {
+        return values[index];
+    }
+
+    public OnnxValue get(String name) {
+        int i = names.indexOf(name);
+        if (i < 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "no output '" + name + "' in this result; it has " + names);
+        }
+        if (values[i] == null) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' was taken out of this result");
+        }
+        return values[i];
+    }
+
+    /** The named output as a tensor in host memory; an output in device memory is {@link #deviceTensor}'s. */
+    public OnnxTensor tensor(String name) {
+        OnnxValue v = get(name);
+        if (v instanceof OnnxTensor t) {
+            return t;
+        }
+        if (v instanceof DeviceTensor) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' is in device memory, "
+                    + "which the host cannot read: take it with deviceTensor(name) and copy it (CudaCopy.toHost)");
+        }
+        throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' is a " + v.getValueType() + ", not a tensor");
+    }
+
+    /** The named output as a tensor in device memory (an output bound to a device, say). */
+    public DeviceTensor deviceTensor(String name) {
+        OnnxValue v = get(name);
+        if (v instanceof DeviceTensor t) {
+            return t;
+        }
+        throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' is "
+                + (v instanceof OnnxTensor ? "in host memory: read it with tensor(name)" : "a " + v.getValueType() + ", not a tensor"));
+    }
+
+    /** Removes the named output from this result: the caller owns (and closes) it. */
+    public OnnxValue take(String name) {
+        OnnxValue v = get(name);
+        values[names.indexOf(name)] = null;
+        return v;
+    }
+
+    public List<String> names() {
+        return names;
+    }
+
+    @Override
+    public Iterator<Map.Entry<String, OnnxValue>> iterator() {
+        List<Map.Entry<String, OnnxValue>> entries = new ArrayList<>();
+        for (int i = 0; i < values.length; i++) {
+            if (values[i] != null) {
+                entries.add(Map.entry(names.get(i), values[i]));
+            }
+        }
+        return entries.iterator();
+    }
+
+    @Override
+    public void close() {
+        for (int i = 0; i < values.length; i++) {
+            if (values[i] != null) {
+                values[i].close();
+            }
+        }
+    }
+}

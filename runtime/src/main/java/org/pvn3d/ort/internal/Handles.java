@@ -1,0 +1,30 @@
+package org.pvn3d.ort.internal;
+
+/**
+ * How the runtime's classes reach the handle of another native object (a session its tensors', a CUDA
+ * copy its stream's): through a {@link Lease}, for try-with-resources. This package is not exported,
+ * so user code never sees a handle.
+ */
+public final class Handles {
+    private Handles() {}
+
+    /** A use of {@code object}'s handle for the length of a native call; throws if it is closed. */
+    public static Lease acquire(NativeObject object) {
+        return object.acquire();
+    }
+
+    /** A use still allowed after {@code object} closed while dependents hold its handle. */
+    public static Lease acquireUnlessReleased(NativeObject object) {
+        return object.acquireUnlessReleased();
+    }
+
+    /** A hold that keeps {@code object}'s handle alive beyond its close, until the hold is closed. */
+    public static Lease retain(NativeObject object) {
+        return object.retain();
+    }
+
+    /** Whether {@code object}'s native handle has been released (closed and no hold left). */
+    public static boolean isReleased(NativeObject object) {
+        return object.isReleased();
+    }
+}
