@@ -34,4 +34,10 @@ rm -rf "$out/deps"
 cp pvn3d-ops/target/cmake/bunny_positions.txt "$out/" 2>/dev/null || bash cuda-ops/tests/fetch_bunny.sh "$out"
 # the bunny mesh for exporting the PVN3D model there (no npm on the GPU machine)
 cp "$(bash exporter/fetch_bunny.sh)" "$out/bunny.json"
+# the 200 held-out scenes of the shipped model's accuracy report (MODEL.md), made here so that the GPU
+# machine evaluates the same files (about 12 MB; needs Debian's python3-torch)
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  (cd exporter && OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 make_dataset.py --split test --start 0 --count 200 \
+    --out "$top/$out/heldout-200" --bunny-json "$top/$out/bunny.json" | tail -1)
+fi
 du -sh "$out"; ls -la "$out"

@@ -7,11 +7,13 @@
 #                 head, exported here with this machine's PyTorch, runs through PoseHeadModelTest)
 #   memory-probe.txt  NativeMemoryProbe: the C heap's floor per window of runs on this machine's ORT
 #   cli-cuda.txt, pvn3d-report-cuda.json, pvn3d-pose-cuda.png  ./pvn3d-ort's main job on the CUDA provider
+#   heldout-200-cuda.{txt,json}  the shipped model's accuracy on the 200 held-out scenes, CUDA provider
 #   with FULL=1 also cli-full-cuda.txt, pvn3d-report-full-cuda.json: the full-size PVN3D model (the
 #   paper's widths, 480x640, N=12288), exported there with PyTorch, end to end on the CUDA provider
 #   (the exported graph is ~150 MB and stays in /tmp there)
 #
 #   bash benchmarks/gpu/run-gpu-checks.sh [JAVA] [ORT_DIR]
+# The device tool brings back at most 8 files from $OUT: SKIP_PROBE=1 (no memory-probe.txt) keeps it at 8.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -83,6 +85,13 @@ echo "-- the same through a plain run with host tensors (--no-io-binding)" >> "$
 java_run -cp "$jars" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
   --no-io-binding 2>&1 | grep -E "^  (inference|verdict)|^  [a-z_]+ +\[" >> "$OUT/cli-cuda.txt"
 tail -8 "$OUT/cli-cuda.txt"
+
+if [ -d "$bundle/heldout-200" ]; then
+  echo "== the shipped model's held-out accuracy on the CUDA provider (the 200 scenes of MODEL.md)"
+  java_run -cp "$jars" org.pvn3d.ort.cli.Main eval "$bundle/heldout-200" --ep cuda --json "$OUT/heldout-200-cuda.json" \
+    > "$OUT/heldout-200-cuda.txt" 2>&1
+  echo "eval exit $?"; tail -12 "$OUT/heldout-200-cuda.txt"
+fi
 
 if [ -n "${FULL:-}" ]; then
   echo "== the full-size PVN3D model, exported with this machine's PyTorch, end to end on CUDA"
