@@ -2,7 +2,7 @@
 """Build, export and check the PVN3D network (LineMOD setting) with the custom PointNet++ nodes, and
 write its fixture.
 
-Writes (default: tiny -> runtime/src/main/resources/pvn3d/, full -> build/pvn3d/)
+Writes (default: tiny -> pvn3d-pipeline/src/main/resources/pvn3d/, full -> build/pvn3d/)
   pvn3d_<width>.onnx            opset 17 + ai.onnx.contrib v1, IR 8; dynamic B and N (N >= the
                                 first SA npoint), image size fixed at export (--height/--width)
   pvn3d_<width>_sample.bin      PVT1: the inputs and the scene (camera, labels, pose, model)
@@ -41,7 +41,7 @@ from pvn3d_export import ops, pvt  # noqa: E402
 from pvn3d_export.pvn3d import model as M, npeval_ext, pose, scene  # noqa: E402
 
 REPO = os.path.dirname(HERE)
-DEFAULT_OUT = {"tiny": os.path.join(REPO, "runtime", "src", "main", "resources", "pvn3d"),
+DEFAULT_OUT = {"tiny": os.path.join(REPO, "pvn3d-pipeline", "src", "main", "resources", "pvn3d"),
                "small": os.path.join(REPO, "build", "pvn3d"),
                "full": os.path.join(REPO, "build", "pvn3d")}
 DEFAULTS = {"tiny": dict(height=64, width=64, points=1024, n2=600),

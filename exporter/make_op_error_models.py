@@ -1,6 +1,6 @@
 #!/usr/bin/env -S /usr/bin/python3
 """Write the small one-node models the Java custom-operator tests use to check error messages
-into runtime/src/test/resources/ops/errors/.
+into pvn3d-ops/src/test/resources/ops/errors/.
 
 The error cases that depend on input values (npoint > N, an index outside its range, ThreeNN with
 m < 3, a wrong rank through ORT's own graph-input check) use the regular one-node models of
@@ -32,7 +32,7 @@ from onnx import TensorProto, helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-DEFAULT_OUT = os.path.join(REPO, "runtime", "src", "test", "resources", "ops", "errors")
+DEFAULT_OUT = os.path.join(REPO, "pvn3d-ops", "src", "test", "resources", "ops", "errors")
 DOMAIN = "ai.onnx.contrib"
 F, D, I64 = TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.INT64
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env -S /usr/bin/python3
 """Write the one-node custom-operator models and their fixtures into
-runtime/src/test/resources/ops/.
+pvn3d-ops/src/test/resources/ops/.
 
 For each of the six PointNet++ operators of spec/ops.md:
   <op_snake>.onnx         one node `PVN3D_<Name>` in domain ai.onnx.contrib (opset imports
@@ -26,7 +26,7 @@ sys.path.insert(0, HERE)
 from pvn3d_export import ops, pvt  # noqa: E402
 
 REPO = os.path.dirname(HERE)
-DEFAULT_OUT = os.path.join(REPO, "runtime", "src", "test", "resources", "ops")
+DEFAULT_OUT = os.path.join(REPO, "pvn3d-ops", "src", "test", "resources", "ops")
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 NPOINT = 64

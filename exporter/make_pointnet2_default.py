@@ -3,10 +3,10 @@
 reference output.
 
 Writes
-  runtime/src/main/resources/models/pointnet2_default.onnx   the SmallPointNet2 graph (opset 17,
+  pvn3d-pipeline/src/main/resources/models/pointnet2_default.onnx   the SmallPointNet2 graph (opset 17,
         custom domain ai.onnx.contrib v1, dynamic B and N; N must be >= 256)
-  runtime/src/main/resources/models/bunny_sample.bin         PVT1: xyz float32 [1,2048,3]
-  runtime/src/test/resources/models/pointnet2_default_expected.bin
+  pvn3d-pipeline/src/main/resources/models/bunny_sample.bin         PVT1: xyz float32 [1,2048,3]
+  pvn3d-pipeline/src/test/resources/models/pointnet2_default_expected.bin
         PVT1: point_features float32 [1,13,2048] (PyTorch eval-mode output on the sample),
               sa1_idx int64 [1,256] (the first set-abstraction level's FPS indices)
 
@@ -31,8 +31,8 @@ from pvn3d_export import npeval, ops, pvt  # noqa: E402
 from pvn3d_export.pointnet2 import SmallPointNet2, init_batchnorm  # noqa: E402
 
 REPO = os.path.dirname(HERE)
-MAIN_MODELS = os.path.join(REPO, "runtime", "src", "main", "resources", "models")
-TEST_MODELS = os.path.join(REPO, "runtime", "src", "test", "resources", "models")
+MAIN_MODELS = os.path.join(REPO, "pvn3d-pipeline", "src", "main", "resources", "models")
+TEST_MODELS = os.path.join(REPO, "pvn3d-pipeline", "src", "test", "resources", "models")
 NUM_POINTS = 2048
 EXTENT = 0.15  # metres, largest side of the bounding box
 # Where the bunny's bounding-box centre goes. Not the origin: FPS treats points with

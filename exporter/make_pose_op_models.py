@@ -1,6 +1,6 @@
 #!/usr/bin/env -S /usr/bin/python3
 """Write the one-node pose-operator models and their fixtures into
-runtime/src/test/resources/ops/pose/.
+pvn3d-ops/src/test/resources/ops/pose/.
 
 Models (domain ai.onnx.contrib, opset imports {"": 17, "ai.onnx.contrib": 1}, IR version 8,
 every dimension dynamic except the fixed 3 of coordinates):
@@ -49,7 +49,7 @@ from pvn3d_export import ops, pvt  # noqa: E402
 from pvn3d_export.pvn3d import pose  # noqa: E402
 
 REPO = os.path.dirname(HERE)
-DEFAULT_OUT = os.path.join(REPO, "runtime", "src", "test", "resources", "ops", "pose")
+DEFAULT_OUT = os.path.join(REPO, "pvn3d-ops", "src", "test", "resources", "ops", "pose")
 
 F, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 VOTES = ("votes", F, ["B", "K", "N", 3])

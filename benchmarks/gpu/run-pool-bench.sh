@@ -21,7 +21,7 @@ mkdir -p "$OUT"
 [ -f "$bundle/pvn3d-pipeline.jar" ] || { echo "run-pool-bench: no bundle in $bundle (run make-bundle.sh)" >&2; exit 1; }
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
 devices=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
-jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar"
+jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar:$bundle/picocli.jar"
 bench() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx8g \
   -cp "$jars" org.pvn3d.ort.cli.Main pool-bench --ep cuda --devices "$devices" --sessions "${SESSIONS:-1,2,3}" \
   --warmup 5 ${INFLIGHT:+--inflight $INFLIGHT} "$@"; }
