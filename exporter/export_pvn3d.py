@@ -25,9 +25,7 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
 
@@ -38,6 +36,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from pvn3d_export import ops, pvt  # noqa: E402
+from pvn3d_export.bunny import bunny_json  # noqa: E402
 from pvn3d_export.pvn3d import model as M, npeval_ext, pose, scene  # noqa: E402
 
 REPO = os.path.dirname(HERE)
@@ -58,36 +57,19 @@ def log(*a):
 
 def dataset_samples(bunny_json_path, split, index, h, w, n):
     """Samples index, index+1, index+2 of a dataset split as fixture samples (ordered (name, array)
-    lists): the model inputs, then the dataset's entries (uint8 image, labels, pose, intrinsics,
-    occlusion, seed) and the model's."""
-    from pvn3d_export.dataset import BunnyDataset
+    lists): the model inputs, then the entries the dataset writer stores (uint8 image, labels, pose,
+    intrinsics, occlusion, seed) and the model's."""
+    from pvn3d_export.dataset import BunnyDataset, writer
     ds = BunnyDataset(bunny_json_path, device="cpu", h=h, w=w, n_points=n)
     b = ds.batch(split=split, indices=[index, index + 1, index + 2])
-    f32 = lambda a: np.ascontiguousarray(np.asarray(a), np.float32)  # noqa: E731
     out = []
     for i in range(3):
-        one = lambda k: b[k][i:i + 1].cpu().numpy()  # noqa: E731
-        out.append([
-            ("rgb", f32(one("rgb"))), ("cld_rgb_nrm", f32(one("cld_rgb_nrm"))),
-            ("choose", one("choose").astype(np.int64)),
-            ("image", np.ascontiguousarray(b["image"][i].cpu().numpy(), np.uint8)),
-            ("cam_K", f32(b["cam_K"][i].cpu())), ("labels", one("labels").astype(np.int64)),
-            ("gt_R", f32(b["gt_R"][i].cpu())), ("gt_t", f32(b["gt_t"][i].cpu())),
-            ("model_kps", f32(ds.model_kps.cpu() if hasattr(ds.model_kps, "cpu") else ds.model_kps)),
-            ("model_points", f32(ds.model_points.cpu() if hasattr(ds.model_points, "cpu") else ds.model_points)),
-            ("model_diameter", f32([float(ds.model_diameter)])),
-            ("occlusion", f32([float(b["occlusion"][i])])),
-            ("seed", np.asarray([int(b["seed"][i])], np.int64)),
-        ])
+        stored = writer.sample_tensors(b, i)
+        inputs = [("rgb", np.ascontiguousarray(b["rgb"][i:i + 1].cpu().numpy(), np.float32))] + \
+            [(k, v) for k, v in stored if k in ("cld_rgb_nrm", "choose")]
+        out.append(inputs + [(k, v) for k, v in stored if k not in ("cld_rgb_nrm", "choose")]
+                   + writer.model_tensors(ds))
     return out
-
-
-def bunny_json(path):
-    if path:
-        return path, None
-    tmp = tempfile.mkdtemp(prefix="bunny.")
-    out = subprocess.check_output([os.path.join(HERE, "fetch_bunny.sh"), tmp], text=True).strip()
-    return out, tmp
 
 
 def torch_export(model, inputs, output_names, dynamic_axes):

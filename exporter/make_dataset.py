@@ -15,9 +15,7 @@ is given. Deterministic: the same command gives byte-identical files.
 import argparse
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 
 # idle OpenMP threads sleep instead of spinning: on a shared machine with more busy threads than
@@ -27,15 +25,8 @@ import torch  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from pvn3d_export.bunny import bunny_json  # noqa: E402
 from pvn3d_export.dataset import VERSION, BunnyDataset, preview, writer  # noqa: E402
-
-
-def bunny_json(path):
-    if path:
-        return path, None
-    tmp = tempfile.mkdtemp(prefix="bunny.")
-    out = subprocess.check_output([os.path.join(HERE, "fetch_bunny.sh"), tmp], text=True).strip()
-    return out, tmp
 
 
 def sync(dev):

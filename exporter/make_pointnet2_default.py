@@ -17,7 +17,7 @@ import argparse
 import collections
 import io
 import os
-import subprocess
+import shutil
 import sys
 import warnings
 
@@ -27,6 +27,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from pvn3d_export.bunny import bunny_json  # noqa: E402
 from pvn3d_export import npeval, ops, pvt  # noqa: E402
 from pvn3d_export.pointnet2 import SmallPointNet2, init_batchnorm  # noqa: E402
 
@@ -117,19 +118,12 @@ def main(argv=None):
     ap.add_argument("--main-out", default=MAIN_MODELS)
     ap.add_argument("--test-out", default=TEST_MODELS)
     args = ap.parse_args(argv)
-    bj = args.bunny_json
-    if bj is None:
-        import shutil
-        import tempfile
-        tmp = tempfile.mkdtemp(prefix="bunny.")
-        try:
-            bj = subprocess.check_output([os.path.join(HERE, "fetch_bunny.sh"), tmp],
-                                         text=True).strip()
-            sample = bunny_sample(bj)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    else:
+    bj, tmp = bunny_json(args.bunny_json)
+    try:
         sample = bunny_sample(bj)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
     pad = (sample.astype(np.float64) ** 2).sum(-1) <= 1e-3
     print("bunny sample: %s, extent %s m, %d points with |p|^2 <= 1e-3 (FPS padding)"
           % (sample.shape, np.round(sample[0].max(0) - sample[0].min(0), 4), pad.sum()))

@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -21,6 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_dataset  # noqa: E402
 from pvn3d_export import pvt  # noqa: E402
+from pvn3d_export.bunny import bunny_json as fetch_bunny  # noqa: E402
 from pvn3d_export.dataset import (IMAGENET_MEAN, IMAGENET_STD, SPLITS, BunnyDataset, camera,  # noqa: E402
                                   hashrng, preview, raster, render, sampling, sensor, shapes, writer)
 from pvn3d_export.dataset.core import seed_of  # noqa: E402
@@ -31,16 +31,10 @@ _TMP = []
 
 
 def bunny_json():
-    path = os.environ.get("PVN3D_BUNNY_JSON")
-    if path and os.path.exists(path):
-        return path
-    tmp = tempfile.mkdtemp(prefix="bunny.")
-    _TMP.append(tmp)
-    try:
-        return subprocess.check_output([os.path.join(HERE, "fetch_bunny.sh"), tmp], text=True,
-                                       stderr=subprocess.DEVNULL).strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
+    path, tmp = fetch_bunny(required=False)
+    if tmp:
+        _TMP.append(tmp)
+    return path
 
 
 def tearDownModule():
