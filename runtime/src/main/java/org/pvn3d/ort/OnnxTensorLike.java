@@ -109,7 +109,10 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
         }
     }
 
-    /** Wraps an {@code OrtValue} holding a tensor that ORT allocated (a run's output); the tensor releases it. */
+    /**
+     * Wraps an {@code OrtValue} holding a tensor that ORT allocated (a run's output); the tensor releases
+     * it. When this throws, the value is still the caller's to release ({@link Result} does).
+     */
     static OnnxTensorLike fromOrtValue(MemorySegment value) {
         try (Arena arena = Arena.ofConfined()) {
             TensorInfo info = Shapes.tensorInfoOfValue(value);
@@ -124,9 +127,6 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
                 return new DeviceTensor(value, info, data.address(), null);
             }
             return new OnnxTensor(value, info, data.reinterpret(info.getElementCount() * info.getType().byteSize()), null);
-        } catch (RuntimeException e) {
-            OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, value);
-            throw e;
         }
     }
 
