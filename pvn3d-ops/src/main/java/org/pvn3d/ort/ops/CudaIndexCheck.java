@@ -9,10 +9,10 @@ package org.pvn3d.ort.ops;
 public enum CudaIndexCheck {
     /**
      * The default. The flag lives in mapped pinned host memory that the kernel writes directly; the
-     * compute call launches and returns without synchronising, so the run itself succeeds (with 0
-     * where an index was bad) and the error surfaces when the caller asks, after the run, through
-     * {@link org.pvn3d.ort.customop.CustomOpDomain#checkDeferredErrors()}, with the same message the
-     * CPU kernel gives.
+     * compute call launches and returns without synchronising; the session reads the flag once the
+     * run has finished (ORT synchronises its stream at the end of a run) and fails that run with the
+     * same message the CPU kernel gives. {@link org.pvn3d.ort.customop.CustomOpDomain#checkDeferredErrors()}
+     * reads it at any other time.
      */
     DEFERRED,
     /**

@@ -78,8 +78,8 @@ public final class Pvn3dOps {
 
     /**
      * Adds all nine operators (CPU and CUDA kernels) to {@code options}. The returned domain lives as
-     * long as the options and their sessions need it; keep it to call
-     * {@link CustomOpDomain#checkDeferredErrors()} after CUDA runs. Closing it is optional.
+     * long as the options and their sessions need it; a session's run fails with the CUDA kernels'
+     * deferred index errors by itself (see {@link CudaIndexCheck#DEFERRED}). Closing it is optional.
      */
     public static CustomOpDomain register(SessionOptions options, CudaIndexCheck indexCheck) {
         CustomOpDomain domain = createDomain(indexCheck);

@@ -231,7 +231,6 @@ public final class Pvn3dPipeline implements AutoCloseable {
             }
             for (int i = 0; i < config.warmup(); i++) {
                 session.run(feeds).close();
-                checkDeferredErrors();
             }
             double[] ms = new double[config.repeat()];
             for (int i = 0; ; i++) {
@@ -239,7 +238,6 @@ public final class Pvn3dPipeline implements AutoCloseable {
                 org.pvn3d.ort.Result r = session.run(feeds);
                 ms[i] = (System.nanoTime() - t0) / 1e6;
                 try (r) {
-                    checkDeferredErrors();
                     if (i == ms.length - 1) {
                         return new Inference(toHost(r), 0, Latency.of(ms), 0);
                     }
@@ -290,7 +288,6 @@ public final class Pvn3dPipeline implements AutoCloseable {
                 // run returns once the CUDA provider has synchronised its stream: the outputs are complete
                 session.run(binding);
                 long t2 = System.nanoTime();
-                checkDeferredErrors();
                 try (org.pvn3d.ort.Result r = binding.getOutputs()) {
                     out = toHost(r);
                 }
@@ -310,13 +307,6 @@ public final class Pvn3dPipeline implements AutoCloseable {
                     throw new IllegalStateException("closing " + owned.get(i), e);
                 }
             }
-        }
-    }
-
-    /** Index errors the CUDA kernels recorded on the device surface here, as an {@link OrtException}. */
-    private void checkDeferredErrors() {
-        if (config.provider() == Provider.CUDA) {
-            domain.checkDeferredErrors();
         }
     }
 
