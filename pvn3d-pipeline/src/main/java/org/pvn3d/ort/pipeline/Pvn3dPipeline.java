@@ -257,6 +257,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
      */
     private Inference inferOnDevice(Pvn3dSample sample) {
         List<AutoCloseable> owned = new ArrayList<>();
+        Inference result;
         try (OrtIoBinding binding = session.createIoBinding(); OrtMemoryInfo gpu = OrtMemoryInfo.cuda(config.device())) {
             List<String> names = session.getInputNames();
             List<DeviceBuffer> buffers = new ArrayList<>();
@@ -298,16 +299,13 @@ public final class Pvn3dPipeline implements AutoCloseable {
                     download[i] = (t3 - t2) / 1e6;
                 }
             }
-            return new Inference(out, Latency.of(upload).median(), Latency.of(network), Latency.of(download).median());
-        } finally {
-            for (int i = owned.size() - 1; i >= 0; i--) {
-                try {
-                    owned.get(i).close();
-                } catch (Exception e) {
-                    throw new IllegalStateException("closing " + owned.get(i), e);
-                }
-            }
+            result = new Inference(out, Latency.of(upload).median(), Latency.of(network), Latency.of(download).median());
+        } catch (RuntimeException | Error e) {
+            closeAll(owned, e);
+            throw e;
         }
+        closeAll(owned, null);
+        return result;
     }
 
     /** Every tensor output as host arrays (device tensors are copied first). */
@@ -369,6 +367,31 @@ public final class Pvn3dPipeline implements AutoCloseable {
             return in.readAllBytes();
         } catch (java.io.IOException e) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read " + name + ": " + e, e);
+        }
+    }
+
+    /**
+     * Closes every buffer, tensor and binding of a device-resident run, newest first, even when one fails.
+     * With a run that already failed ({@code primary}), close failures are added to it as suppressed;
+     * otherwise the first is thrown (with the later ones suppressed) once all are closed.
+     */
+    private static void closeAll(List<? extends AutoCloseable> owned, Throwable primary) {
+        RuntimeException failure = null;
+        for (int i = owned.size() - 1; i >= 0; i--) {
+            try {
+                owned.get(i).close();
+            } catch (Exception e) {
+                if (primary != null) {
+                    primary.addSuppressed(e);
+                } else if (failure == null) {
+                    failure = e instanceof RuntimeException r ? r : new IllegalStateException("closing " + owned.get(i), e);
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 
