@@ -257,7 +257,10 @@ public final class Pvn3dSparkJob {
                                 if (Pvn3dPool.isSessionFailure(e)) {
                                     lease.discard();
                                     lease = null;
-                                    if (e instanceof VirtualMachineError || ++sessionFailures >= MAX_SESSION_FAILURES) {
+                                    if (e instanceof VirtualMachineError vme) {
+                                        throw vme; // out of memory and the like: the JVM's, not the session's
+                                    }
+                                    if (++sessionFailures >= MAX_SESSION_FAILURES) {
                                         throw new OrtException(OrtErrorCode.ORT_FAIL, "the " + key.deviceName() + " sessions of executor "
                                                 + executor + " failed " + sessionFailures + " time(s) in a row, last on " + id + ": "
                                                 + FrameColumns.message(e), e);
