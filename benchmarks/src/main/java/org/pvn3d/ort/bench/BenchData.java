@@ -7,7 +7,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Input factories, the same kinds as the native tests' (cuda-ops/tests/test_data.h): SplitMix64 with a
+ * Input factories, the same kinds as the native tests' (cuda-ops/tests/support/test_data.h): SplitMix64 with a
  * fixed seed, random clouds uniform in a 0.5 m cube [0, 0.5)^3, centres picked from the cloud,
  * random indices, normalised positive weights; for the pose operators, keypoint votes like PVN3D's
  * ({@link #poseVotes}). Everything lands in native memory of the given arena.
