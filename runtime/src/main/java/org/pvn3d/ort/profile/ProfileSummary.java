@@ -327,7 +327,7 @@ public final class ProfileSummary {
             sb.append("heaviest ").append(n).append(" of ").append(heaviest.size()).append(" nodes:\n");
             for (int i = 0; i < n; i++) {
                 Node node = heaviest.get(i);
-                sb.append(String.format(Locale.ROOT, "  %-40s %-28s %-6s %7d %11.3f ms %11s%n", clip(node.name(), 40), clip(node.opType(), 28),
+                sb.append(String.format(Locale.ROOT, "  %-40s %-28s %-6s %7d %11.3f ms %11s%n", clipLeft(node.name(), 40), clip(node.opType(), 28),
                         shortProvider(node.provider()), node.calls(), node.hostMicros() / 1000.0,
                         node.deviceKnown() ? String.format(Locale.ROOT, "%.3f ms", node.deviceMicros() / 1000.0) : "-"));
             }
@@ -416,6 +416,11 @@ public final class ProfileSummary {
 
     private static String clip(String s, int width) {
         return s.length() <= width ? s : s.substring(0, width - 1) + "~";
+    }
+
+    /** Node names differ at their end ("/net/SA_modules.0/PVN3D_GroupPoints_3"): keep that. */
+    private static String clipLeft(String s, int width) {
+        return s.length() <= width ? s : "~" + s.substring(s.length() - width + 1);
     }
 
     private static final class NodeAcc {
