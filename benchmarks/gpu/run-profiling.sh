@@ -31,6 +31,8 @@ export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
 jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar:$bundle/picocli.jar"
 jvm=(--enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx8g -cp "$jars")
 cli() { "$JAVA" "${jvm[@]}" org.pvn3d.ort.cli.Main "$@"; }
+# --jfr needs the jdk.jfr module; a jlinked runtime may not have it (the rest runs without)
+jfr_opt() { if "$JAVA" --list-modules 2>/dev/null | grep -q '^jdk\.jfr@'; then echo --jfr "$1"; fi; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/profiling-machine.txt"
 
 if [ ! -f "$full/pvn3d_full.onnx" ]; then
@@ -42,12 +44,12 @@ echo "== the full-size model on CUDA: ORT's profile summarised, CUDA-event devic
 rm -rf "$OUT/profile-full"
 cli --ep cuda --warmup 3 --runs 20 --model "$full/pvn3d_full.onnx" --sample "$full/pvn3d_full_sample.bin" \
   --expected "$full/pvn3d_full_expected.bin" --profile "$OUT/profile-full" --device-timing --nvtx \
-  --jfr "$OUT/profile-full/full.jfr" > "$OUT/profile-full.txt" 2>&1
+  $(jfr_opt "$OUT/profile-full/full.jfr") > "$OUT/profile-full.txt" 2>&1
 echo "exit $?"; sed -n '/^ORT profile/,$p' "$OUT/profile-full.txt"
 
 echo "== the tiny model on CUDA, the same"
 rm -rf "$OUT/profile-tiny"
-cli --ep cuda --warmup 3 --runs 50 --profile "$OUT/profile-tiny" --device-timing --nvtx --jfr "$OUT/profile-tiny/tiny.jfr" \
+cli --ep cuda --warmup 3 --runs 50 --profile "$OUT/profile-tiny" --device-timing --nvtx $(jfr_opt "$OUT/profile-tiny/tiny.jfr") \
   > "$OUT/profile-tiny.txt" 2>&1
 echo "exit $?"; sed -n '/^by provider/,$p' "$OUT/profile-tiny.txt"
 
