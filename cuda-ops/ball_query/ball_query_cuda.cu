@@ -9,6 +9,7 @@
 
 #include "../common/cuda_utils.cuh"
 #include "ball_query_args.h"
+#include "../common/nvtx_range.h"
 
 namespace pvn3d {
 namespace ball_query {
@@ -76,6 +77,7 @@ __global__ void __launch_bounds__(kThreads)
 extern "C" pvn3d_status pvn3d_ball_query_cuda(int64_t B, int64_t N, int64_t M, float radius, int64_t nsample,
                                                const float* xyz, const float* new_xyz, int64_t* idx, void* stream) {
   using namespace pvn3d::ball_query;
+  PVN3D_NVTX_RANGE(kOp);
   int64_t work = 0;
   PVN3D_TRY(check_args(B, N, M, radius, nsample, xyz, new_xyz, idx, &work));
   if (work == 0) return PVN3D_OK;

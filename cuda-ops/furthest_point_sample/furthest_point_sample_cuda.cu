@@ -18,6 +18,7 @@
 
 #include "../common/cuda_utils.cuh"
 #include "furthest_point_sample_args.h"
+#include "../common/nvtx_range.h"
 
 namespace pvn3d {
 namespace fps {
@@ -201,6 +202,7 @@ extern "C" pvn3d_status pvn3d_furthest_point_sample_cuda(int64_t B, int64_t N, i
                                                           int64_t* idx, void* workspace, size_t workspace_bytes,
                                                           void* stream) {
   using namespace pvn3d::fps;
+  PVN3D_NVTX_RANGE(kOp);
   int64_t work = 0;
   PVN3D_TRY(check_args(B, N, npoint, xyz, idx, &work));
   if (work == 0) return PVN3D_OK;

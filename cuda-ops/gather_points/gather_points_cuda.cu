@@ -3,11 +3,13 @@
 
 #include "../common/gather_cuda.cuh"
 #include "gather_points_args.h"
+#include "../common/nvtx_range.h"
 
 extern "C" pvn3d_status pvn3d_gather_points_cuda(int64_t B, int64_t C, int64_t N, int64_t M, const float* features,
                                                   const int64_t* idx, float* out, int64_t* index_error,
                                                   void* stream) {
   using namespace pvn3d::gather_points;
+  PVN3D_NVTX_RANGE(kOp);
   int64_t work = 0;
   PVN3D_TRY(check_args(B, C, N, M, features, idx, out, &work));
   if (work == 0) return PVN3D_OK;

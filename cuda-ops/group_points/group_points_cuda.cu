@@ -3,11 +3,13 @@
 
 #include "../common/gather_cuda.cuh"
 #include "group_points_args.h"
+#include "../common/nvtx_range.h"
 
 extern "C" pvn3d_status pvn3d_group_points_cuda(int64_t B, int64_t C, int64_t N, int64_t M, int64_t S,
                                                  const float* features, const int64_t* idx, float* out,
                                                  int64_t* index_error, void* stream) {
   using namespace pvn3d::group_points;
+  PVN3D_NVTX_RANGE(kOp);
   int64_t work = 0;
   PVN3D_TRY(check_args(B, C, N, M, S, features, idx, out, &work));
   if (work == 0) return PVN3D_OK;

@@ -8,6 +8,7 @@
 #include "kabsch_core.h"
 #include "kabsch_internal.h"
 #include "kabsch_solver_cuda.cuh"
+#include "../common/nvtx_range.h"
 
 namespace pvn3d {
 namespace kabsch {
@@ -81,6 +82,7 @@ pvn3d_status launch_cuda(const char* op, const float* model_kps, int64_t model_B
 extern "C" pvn3d_status pvn3d_kabsch_solver_cuda(const float* model_kps, int64_t model_B, int64_t model_K,
                                                  const float* pred_kps, int64_t B, int64_t K, float* R, float* t,
                                                  int64_t* input_error, void* stream) {
+  PVN3D_NVTX_RANGE("PVN3D_KabschSolver");
   static const char* op = "PVN3D_KabschSolver";
   using namespace pvn3d;
   PVN3D_TRY(kabsch::check_shapes(op, model_B, model_K, B, K));

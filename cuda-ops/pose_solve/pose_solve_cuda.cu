@@ -9,6 +9,7 @@
 #include "vote_aggregate.h"
 #include "../vote_aggregate/vote_aggregate_cuda.cuh"
 #include "../vote_aggregate/vote_aggregate_internal.h"
+#include "../common/nvtx_range.h"
 
 namespace {
 constexpr size_t kAlign = 256;
@@ -25,6 +26,7 @@ extern "C" pvn3d_status pvn3d_pose_solve_cuda(const float* votes, const void* ma
                                               int64_t model_K, float bandwidth, int64_t max_iter, int center_filter,
                                               float* R, float* t, float* kps, int64_t* inliers, int64_t* input_error,
                                               void* workspace, size_t workspace_bytes, void* stream) {
+  PVN3D_NVTX_RANGE("PVN3D_PoseSolve");
   static const char* op = "PVN3D_PoseSolve";
   using namespace pvn3d;
   PVN3D_TRY(kabsch::check_shapes(op, model_B, model_K, B, K));

@@ -10,6 +10,7 @@
 #include "../common/gather_cuda.cuh"
 #include "../common/index_check_cuda.cuh"
 #include "three_interpolate_args.h"
+#include "../common/nvtx_range.h"
 
 namespace pvn3d {
 namespace three_interpolate {
@@ -105,6 +106,7 @@ extern "C" pvn3d_status pvn3d_three_interpolate_cuda(int64_t B, int64_t C, int64
                                                       const int64_t* idx, const float* weight, float* out,
                                                       int64_t* index_error, void* stream) {
   using namespace pvn3d::three_interpolate;
+  PVN3D_NVTX_RANGE(kOp);
   int64_t work = 0;
   PVN3D_TRY(check_args(B, C, m, n, features, idx, weight, out, &work));
   if (work == 0) return PVN3D_OK;

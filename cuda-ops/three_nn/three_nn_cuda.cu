@@ -9,6 +9,7 @@
 
 #include "../common/cuda_utils.cuh"
 #include "three_nn_args.h"
+#include "../common/nvtx_range.h"
 
 namespace pvn3d {
 namespace three_nn {
@@ -121,6 +122,7 @@ __global__ void __launch_bounds__(kThreads)
 extern "C" pvn3d_status pvn3d_three_nn_cuda(int64_t B, int64_t n, int64_t m, const float* unknown, const float* known,
                                              float* dist2, int64_t* idx, void* stream) {
   using namespace pvn3d::three_nn;
+  PVN3D_NVTX_RANGE(kOp);
   int64_t work = 0;
   PVN3D_TRY(check_args(B, n, m, unknown, known, dist2, idx, &work));
   if (work == 0) return PVN3D_OK;

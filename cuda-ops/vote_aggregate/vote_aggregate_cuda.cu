@@ -28,6 +28,7 @@
 #include "../common/cuda_utils.cuh"
 #include "vote_aggregate_cuda.cuh"
 #include "vote_aggregate_internal.h"
+#include "../common/nvtx_range.h"
 
 namespace cg = cooperative_groups;
 
@@ -425,6 +426,7 @@ extern "C" pvn3d_status pvn3d_vote_aggregate_cuda(const float* votes, const void
                                                   int64_t K, int64_t N, float bandwidth, int64_t max_iter,
                                                   int center_filter, float* kps, int64_t* inliers, void* workspace,
                                                   size_t workspace_bytes, void* stream) {
+  PVN3D_NVTX_RANGE("PVN3D_VoteAggregate");
   static const char* op = "PVN3D_VoteAggregate";
   using namespace pvn3d;
   PVN3D_TRY(vote::check_args(op, votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps, inliers));

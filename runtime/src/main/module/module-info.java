@@ -6,11 +6,17 @@
  */
 module org.pvn3d.ort {
     requires org.pvn3d.ort.ffm;
+    // JFR events when the JDK has the module (a jlinked runtime may leave it out: the events are then off)
+    requires static jdk.jfr;
 
     exports org.pvn3d.ort;
     exports org.pvn3d.ort.cuda;
     exports org.pvn3d.ort.customop;
     exports org.pvn3d.ort.providers;
+    exports org.pvn3d.ort.jfr;
+    exports org.pvn3d.ort.profile;
     // native-file extraction, shared with this project's own operator library
     exports org.pvn3d.ort.internal to org.pvn3d.ort.ops;
+    // the JFR event classes: JFR instruments and registers them, nothing else needs to see them
+    opens org.pvn3d.ort.internal.jfr to jdk.jfr;
 }

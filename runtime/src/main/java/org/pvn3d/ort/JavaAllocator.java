@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
+import org.pvn3d.ort.internal.Probes;
 
 /**
  * An allocator implemented in Java ({@code OrtAllocator} whose {@code Alloc}, {@code Free} and
@@ -176,6 +177,20 @@ public final class JavaAllocator implements AutoCloseable {
     // ---- upcalls: each catches everything (an exception crossing an upcall would end the JVM) ----
 
     private MemorySegment allocUpcall(MemorySegment self, long size) {
+        Object probe = probeBegin();
+        if (probe == null) {
+            return allocate(size);
+        }
+        MemorySegment block = allocate(size);
+        try {
+            Probes.allocatorEnd(probe, description, "alloc", size, block.address(), block.address() != 0);
+        } catch (Throwable t) {
+            // the event is lost; the allocation stands
+        }
+        return block;
+    }
+
+    private MemorySegment allocate(long size) {
         try {
             if (closed) {
                 failed.incrementAndGet();
@@ -199,19 +214,43 @@ public final class JavaAllocator implements AutoCloseable {
     }
 
     private void freeUpcall(MemorySegment self, MemorySegment p) {
+        Object probe = probeBegin();
+        long freed = free(p);
+        if (probe != null) {
+            try {
+                Probes.allocatorEnd(probe, description, "free", Math.max(freed, 0), p.address(), freed >= 0);
+            } catch (Throwable t) {
+                // the event is lost; the free stands
+            }
+        }
+    }
+
+    /** The JFR AllocatorCall event's start, or null (never throws: this runs inside an upcall). */
+    private static Object probeBegin() {
+        try {
+            return Probes.allocatorBegin();
+        } catch (Throwable t) {
+            return null;
+        }
+    }
+
+    /** Frees a block this allocator handed out; returns its size, or -1 when it was not ours (or failed). */
+    private long free(MemorySegment p) {
         try {
             if (p.address() == 0) {
-                return;
+                return -1;
             }
             Long size = sizes.remove(p.address());
             if (size == null) {
-                return; // not ours: never free what we did not hand out
+                return -1; // not ours: never free what we did not hand out
             }
             backing.free(p.address());
             frees.incrementAndGet();
             live.addAndGet(-size);
+            return size;
         } catch (Throwable t) {
             // nothing can be reported from here; the counters show the block as still live
+            return -1;
         }
     }
 

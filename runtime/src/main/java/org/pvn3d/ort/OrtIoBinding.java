@@ -262,6 +262,29 @@ public final class OrtIoBinding extends NativeObject {
         }
     }
 
+    /** What is bound, for the JFR Run event: counts, and bytes of the tensors (outputs ORT allocates have none yet). */
+    record Sizes(int inputs, long inputBytes, int outputs, long outputBytes) {}
+
+    Sizes sizes() {
+        long in = 0;
+        long out = 0;
+        int nIn;
+        int nOut;
+        synchronized (inputs) {
+            nIn = inputs.size();
+            for (OnnxTensorLike t : inputs.values()) {
+                in += t.byteSize();
+            }
+        }
+        synchronized (outputs) {
+            nOut = outputs.size() + deviceOutputs.size();
+            for (OnnxTensorLike t : outputs.values()) {
+                out += t.byteSize();
+            }
+        }
+        return new Sizes(nIn, in, nOut, out);
+    }
+
     /** Takes a use of every bound Java tensor for a run into {@code held}; refuses a closed one. */
     void acquireBound(LeaseGroup held) {
         acquireAll(inputs, "input", held);

@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
@@ -21,6 +22,7 @@ import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.LeaseGroup;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
+import org.pvn3d.ort.internal.Probes;
 
 /**
  * A loaded model ({@code OrtSession}). Thread-safe: several threads may {@code run} at once, as in
@@ -30,6 +32,8 @@ import org.pvn3d.ort.internal.NativeObject;
  * registered on the options it was created with. The options themselves may be closed right after.
  */
 public final class OrtSession extends NativeObject {
+    private static final AtomicLong IDS = new AtomicLong();
+
     private final OrtEnvironment environment;
     private final Lease environmentHold;
     private final List<OrtCustomOpDomain> domains;
@@ -41,10 +45,16 @@ public final class OrtSession extends NativeObject {
     private final Map<String, Integer> outputIndex = new LinkedHashMap<>();
     private final MemorySegment[] inputNames;
     private final MemorySegment[] outputNames;
+    /** For profiling (JFR events): this session's id in the process, its model, its preferred provider. */
+    private final long id = IDS.incrementAndGet();
+    private final String model;
+    private final String provider;
 
     private OrtSession(OrtEnvironment environment, Lease environmentHold, MemorySegment handle,
-            List<OrtCustomOpDomain> domains, List<AutoCloseable> domainHolds) {
+            List<OrtCustomOpDomain> domains, List<AutoCloseable> domainHolds, String model, String provider) {
         super("OrtSession", handle);
+        this.model = model;
+        this.provider = provider;
         this.environment = environment;
         this.environmentHold = environmentHold;
         this.domains = domains;
@@ -66,6 +76,26 @@ public final class OrtSession extends NativeObject {
      * creates the domains' kernels.
      */
     static OrtSession create(OrtEnvironment environment, Path modelPath, byte[] modelBytes, SessionOptions options) {
+        Object probe = Probes.sessionBegin();
+        if (probe == null) {
+            return createUnprobed(environment, modelPath, modelBytes, options);
+        }
+        String model = modelName(modelPath, modelBytes);
+        long size = modelBytes != null ? modelBytes.length : fileSize(modelPath);
+        String providers = String.join(", ", providerNames(options));
+        String domains = String.join(", ", options.customOpDomains().stream().map(OrtCustomOpDomain::name).toList());
+        try {
+            OrtSession s = createUnprobed(environment, modelPath, modelBytes, options);
+            Probes.sessionEnd(probe, s.id, model, size, providers, domains, s.inputs.size(), s.outputs.size(),
+                    options.isProfiling(), null);
+            return s;
+        } catch (RuntimeException | Error e) {
+            Probes.sessionEnd(probe, -1, model, size, providers, domains, 0, 0, options.isProfiling(), String.valueOf(e.getMessage()));
+            throw e;
+        }
+    }
+
+    private static OrtSession createUnprobed(OrtEnvironment environment, Path modelPath, byte[] modelBytes, SessionOptions options) {
         Lease env = environment.retain();
         List<OrtCustomOpDomain> domains;
         List<AutoCloseable> domainHolds = new ArrayList<>();
@@ -81,7 +111,30 @@ public final class OrtSession extends NativeObject {
             env.close();
             throw e;
         }
-        return new OrtSession(environment, env, handle, domains, domainHolds); // releases them all if it fails
+        List<String> providers = providerNames(options);
+        // releases them all if it fails
+        return new OrtSession(environment, env, handle, domains, domainHolds, modelName(modelPath, modelBytes), providers.get(0));
+    }
+
+    private static String modelName(Path modelPath, byte[] modelBytes) {
+        return modelPath != null ? modelPath.toString() : modelBytes.length + " bytes in memory";
+    }
+
+    private static long fileSize(Path path) {
+        try {
+            return Files.size(path);
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** The options' execution providers, preferred first, then ORT's CPU provider. */
+    private static List<String> providerNames(SessionOptions options) {
+        List<String> names = new ArrayList<>(options.getExecutionProviders());
+        if (!names.contains("CPUExecutionProvider")) {
+            names.add("CPUExecutionProvider");
+        }
+        return names;
     }
 
     private static MemorySegment load(MemorySegment env, Path modelPath, byte[] modelBytes, MemorySegment options) {
@@ -221,6 +274,59 @@ public final class OrtSession extends NativeObject {
 
     private MemorySegment[] invoke(Map<String, ? extends OnnxTensorLike> feeds, List<String> outNames,
             OnnxTensorLike[] preallocated, RunOptions options) {
+        Object probe = Probes.runBegin();
+        return probe == null ? invokeNative(feeds, outNames, preallocated, options)
+                : invokeProbed(probe, feeds, outNames, preallocated, options);
+    }
+
+    /** {@link #invokeNative} with the JFR Run event and the NVTX range of {@link Probes}. */
+    private MemorySegment[] invokeProbed(Object probe, Map<String, ? extends OnnxTensorLike> feeds, List<String> outNames,
+            OnnxTensorLike[] preallocated, RunOptions options) {
+        MemorySegment[] result = null;
+        String error = null;
+        try {
+            result = invokeNative(feeds, outNames, preallocated, options);
+            return result;
+        } catch (RuntimeException | Error e) {
+            error = String.valueOf(e.getMessage());
+            throw e;
+        } finally {
+            Probes.runStop(probe);
+            if (Probes.recording(probe)) {
+                long outBytes = 0;
+                for (int o = 0; o < outNames.size(); o++) {
+                    outBytes += preallocated[o] != null ? preallocated[o].byteSize()
+                            : result != null ? valueBytes(result[o]) : 0;
+                }
+                Probes.runEnd(probe, id, model, provider, options == null ? "" : options.getRunTag(), false, feeds.size(),
+                        bytes(feeds.values()), outNames.size(), outBytes, error);
+            }
+        }
+    }
+
+    private static long bytes(Iterable<? extends OnnxTensorLike> tensors) {
+        long sum = 0;
+        for (OnnxTensorLike t : tensors) {
+            sum += t == null ? 0 : t.byteSize();
+        }
+        return sum;
+    }
+
+    /** The bytes of a tensor value ORT returned (0 for other kinds of value, or when ORT cannot say). */
+    private static long valueBytes(MemorySegment value) {
+        try {
+            if (value.address() == 0 || Shapes.valueType(value) != OnnxValueType.TENSOR) {
+                return 0;
+            }
+            TensorInfo info = Shapes.tensorInfoOfValue(value);
+            return info.getType() == OnnxTensorType.STRING ? 0 : info.getElementCount() * info.getType().byteSize();
+        } catch (RuntimeException e) {
+            return 0;
+        }
+    }
+
+    private MemorySegment[] invokeNative(Map<String, ? extends OnnxTensorLike> feeds, List<String> outNames,
+            OnnxTensorLike[] preallocated, RunOptions options) {
         int nIn = feeds.size();
         int nOut = outNames.size();
         if (nOut == 0) {
@@ -307,6 +413,33 @@ public final class OrtSession extends NativeObject {
         if (binding.getSession() != this) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the IO binding belongs to another session");
         }
+        Object probe = Probes.runBegin();
+        if (probe == null) {
+            runNative(binding, options);
+        } else {
+            runProbed(probe, binding, options);
+        }
+    }
+
+    /** {@link #runNative} with the JFR Run event and the NVTX range of {@link Probes}. */
+    private void runProbed(Object probe, OrtIoBinding binding, RunOptions options) {
+        String error = null;
+        try {
+            runNative(binding, options);
+        } catch (RuntimeException | Error e) {
+            error = String.valueOf(e.getMessage());
+            throw e;
+        } finally {
+            Probes.runStop(probe);
+            if (Probes.recording(probe)) {
+                OrtIoBinding.Sizes sizes = binding.sizes();
+                Probes.runEnd(probe, id, model, provider, options == null ? "" : options.getRunTag(), true, sizes.inputs(),
+                        sizes.inputBytes(), sizes.outputs(), sizes.outputBytes(), error);
+            }
+        }
+    }
+
+    private void runNative(OrtIoBinding binding, RunOptions options) {
         try (LeaseGroup held = new LeaseGroup()) {
             MemorySegment session = held.add(acquire());
             MemorySegment b = held.add(Handles.acquire(binding));

@@ -11,6 +11,8 @@ import org.pvn3d.ort.internal.NativeObject;
 
 /** Per-run options ({@code OrtRunOptions}): a tag for the log, a log level, and termination. */
 public final class RunOptions extends NativeObject {
+    private volatile String runTag = "";
+
     public RunOptions() {
         super("OrtRunOptions", createRunOptions());
     }
@@ -24,8 +26,14 @@ public final class RunOptions extends NativeObject {
     }
 
     public RunOptions setRunTag(String tag) {
-        return apply(null, (o, a) -> OrtApi.RunOptionsSetRunTag.invoke(Api.RunOptions.RunOptionsSetRunTag, o,
-                a.allocateFrom(tag)));
+        apply(null, (o, a) -> OrtApi.RunOptionsSetRunTag.invoke(Api.RunOptions.RunOptionsSetRunTag, o, a.allocateFrom(tag)));
+        runTag = tag;
+        return this;
+    }
+
+    /** The tag set with {@link #setRunTag}, or "" (ORT's log and the JFR Run event show it). */
+    public String getRunTag() {
+        return runTag;
     }
 
     public RunOptions setLogLevel(OrtLoggingLevel level) {

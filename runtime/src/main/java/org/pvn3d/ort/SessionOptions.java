@@ -50,6 +50,8 @@ public final class SessionOptions extends NativeObject {
     }
 
     private final List<AddedDomain> domains = new ArrayList<>();
+    private final List<String> providers = new ArrayList<>();
+    private volatile boolean profiling;
 
     public SessionOptions() {
         super("OrtSessionOptions", createOptions());
@@ -110,11 +112,33 @@ public final class SessionOptions extends NativeObject {
 
     /** Writes an ORT profile (JSON, chrome://tracing format) to files starting with {@code prefix}. */
     public SessionOptions enableProfiling(String prefix) {
-        return apply(null, (o, a) -> OrtApi.EnableProfiling.invoke(Api.Options.EnableProfiling, o, a.allocateFrom(prefix)));
+        apply(null, (o, a) -> OrtApi.EnableProfiling.invoke(Api.Options.EnableProfiling, o, a.allocateFrom(prefix)));
+        profiling = true;
+        return this;
+    }
+
+    /**
+     * Writes an ORT profile into {@code folder} (made if missing): ORT names the file
+     * {@code <name>_<date and time>.json}; {@link OrtSession#endProfiling()} returns its path.
+     */
+    public SessionOptions enableProfiling(Path folder, String name) {
+        try {
+            Files.createDirectories(folder);
+        } catch (java.io.IOException e) {
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot make the profile folder " + folder + ": " + e, e);
+        }
+        return enableProfiling(folder.resolve(name).toString());
     }
 
     public SessionOptions disableProfiling() {
-        return apply(null, (o, a) -> OrtApi.DisableProfiling.invoke(Api.Options.DisableProfiling, o));
+        apply(null, (o, a) -> OrtApi.DisableProfiling.invoke(Api.Options.DisableProfiling, o));
+        profiling = false;
+        return this;
+    }
+
+    /** Whether ORT's profiler is on for sessions created from these options. */
+    public boolean isProfiling() {
+        return profiling;
     }
 
     /** Fixes a symbolic dimension by its name (e.g. "batch" = 1), letting ORT plan for it. */
@@ -180,7 +204,17 @@ public final class SessionOptions extends NativeObject {
         try (Lease use = acquire()) {
             provider.appendTo(use.handle());
         }
+        synchronized (providers) {
+            providers.add(provider.getName());
+        }
         return this;
+    }
+
+    /** The execution providers added so far, preferred first (ORT's CPU provider, always last, is not listed). */
+    public List<String> getExecutionProviders() {
+        synchronized (providers) {
+            return List.copyOf(providers);
+        }
     }
 
     /**

@@ -43,7 +43,7 @@ final class BallQuery extends Pvn3dKernel {
     }
 
     @Override
-    public void compute(KernelContext ctx) {
+    void computeKernel(KernelContext ctx) {
         KernelTensor xyz = points(ctx, 0, -1, null);
         KernelTensor centres = points(ctx, 1, xyz.dim(0), "xyz");
         long b = xyz.dim(0);

@@ -39,7 +39,7 @@ final class FurthestPointSample extends Pvn3dKernel {
     }
 
     @Override
-    public void compute(KernelContext ctx) {
+    void computeKernel(KernelContext ctx) {
         KernelTensor xyz = points(ctx, 0, -1, null);
         long b = xyz.dim(0);
         long n = xyz.dim(1);

@@ -28,7 +28,7 @@ final class GatherPoints extends Pvn3dKernel {
     }
 
     @Override
-    public void compute(KernelContext ctx) {
+    void computeKernel(KernelContext ctx) {
         KernelTensor features = ctx.input(0, OnnxTensorType.FLOAT, 3);
         KernelTensor idx = ctx.input(1, OnnxTensorType.INT64, 2);
         long b = features.dim(0);

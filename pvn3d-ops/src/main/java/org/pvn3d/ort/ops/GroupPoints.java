@@ -28,7 +28,7 @@ final class GroupPoints extends Pvn3dKernel {
     }
 
     @Override
-    public void compute(KernelContext ctx) {
+    void computeKernel(KernelContext ctx) {
         KernelTensor features = ctx.input(0, OnnxTensorType.FLOAT, 3);
         KernelTensor idx = ctx.input(1, OnnxTensorType.INT64, 3);
         long b = features.dim(0);

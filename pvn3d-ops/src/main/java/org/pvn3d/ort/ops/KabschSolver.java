@@ -37,7 +37,7 @@ final class KabschSolver extends Pvn3dKernel {
     }
 
     @Override
-    public void compute(KernelContext ctx) {
+    void computeKernel(KernelContext ctx) {
         KernelTensor model = ctx.input(0, OnnxTensorType.FLOAT, -1);
         KernelTensor pred = ctx.input(1, OnnxTensorType.FLOAT, 3);
         ctx.requireDim(pred, 2, 3, "x, y, z");

@@ -52,7 +52,7 @@ final class PoseSolve extends Pvn3dKernel {
     }
 
     @Override
-    public void compute(KernelContext ctx) {
+    void computeKernel(KernelContext ctx) {
         KernelTensor votes = votes(ctx, 0);
         long b = votes.dim(0);
         long k = votes.dim(1);

@@ -11,8 +11,9 @@ import org.pvn3d.ort.customop.KernelContext;
 import org.pvn3d.ort.customop.KernelTensor;
 
 /**
- * What the six PointNet++ kernels share: which provider they run on, the CUDA index-error flags of
- * the operators that read indices, and the checks of 3-vector point clouds.
+ * What the kernels share: which provider they run on, the CUDA index-error flags of the operators that
+ * read indices, the checks of 3-vector point clouds, and the optional device timing of the CUDA
+ * launches ({@link LaunchTimer}).
  */
 abstract class Pvn3dKernel implements CustomKernel {
     /** Diagnostics: how many CUDA launches there were and on which stream the last one ran. */
@@ -22,6 +23,7 @@ abstract class Pvn3dKernel implements CustomKernel {
     final boolean cuda;
     private final CudaIndexCheck indexCheck;
     private final IndexErrorSlots slots;
+    private final LaunchTimer timer;
 
     /**
      * Loads libpvn3d_ops (once per process) before any kernel can call into it.
@@ -34,17 +36,44 @@ abstract class Pvn3dKernel implements CustomKernel {
         this.indexCheck = indexCheck;
         this.slots = cuda && indexInput != null && indexCheck != CudaIndexCheck.OFF
                 ? new IndexErrorSlots(op, indexInput) : null;
+        this.timer = cuda ? new LaunchTimer(op) : null;
+    }
+
+    /** The operator's work: reads the inputs, allocates the outputs, calls the CPU kernel or the CUDA launcher. */
+    abstract void computeKernel(KernelContext ctx);
+
+    /**
+     * {@link #computeKernel}; with device timing on, a CUDA event is recorded on the compute stream when
+     * the kernel asks for it ({@link #cudaStream}) and another once the launch is enqueued.
+     */
+    @Override
+    public final void compute(KernelContext ctx) {
+        if (timer == null) {
+            computeKernel(ctx);
+            return;
+        }
+        try {
+            computeKernel(ctx);
+        } finally {
+            timer.stop();
+        }
     }
 
     static String provider(boolean cuda) {
         return cuda ? CustomOp.CUDA : CustomOp.CPU;
     }
 
-    /** ORT's compute stream for this kernel's launch (recorded for {@link Pvn3dOps#lastCudaStream()}). */
-    static MemorySegment cudaStream(KernelContext ctx) {
+    /**
+     * ORT's compute stream for this kernel's launch (recorded for {@link Pvn3dOps#lastCudaStream()}); with
+     * device timing on, the launch's start event is recorded on it here.
+     */
+    MemorySegment cudaStream(KernelContext ctx) {
         MemorySegment stream = ctx.gpuStream();
         LAST_CUDA_STREAM.set(stream.address());
         CUDA_LAUNCHES.incrementAndGet();
+        if (timer != null && LaunchTimer.isEnabled()) {
+            timer.start(stream);
+        }
         return stream;
     }
 
@@ -73,6 +102,9 @@ abstract class Pvn3dKernel implements CustomKernel {
 
     @Override
     public void checkDeferred() {
+        if (timer != null) {
+            timer.collect(); // the launches' times that are complete (never waits)
+        }
         if (slots != null && indexCheck == CudaIndexCheck.DEFERRED) {
             slots.checkAll();
         }
@@ -80,8 +112,14 @@ abstract class Pvn3dKernel implements CustomKernel {
 
     @Override
     public void close() {
-        if (slots != null) {
-            slots.close();
+        try {
+            if (timer != null) {
+                timer.close();
+            }
+        } finally {
+            if (slots != null) {
+                slots.close();
+            }
         }
     }
 }

@@ -7,11 +7,15 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
+import org.pvn3d.ort.profile.ProfileSummary;
 
 /**
  * The six PointNet++ operators and the three pose operators of spec/ops.md as ORT custom operators,
@@ -130,6 +134,63 @@ public final class Pvn3dOps {
     /** Diagnostics: how many CUDA launches the PVN3D operators made in this process. */
     public static long cudaLaunchCount() {
         return Pvn3dKernel.CUDA_LAUNCHES.get();
+    }
+
+    /**
+     * Device timing of the CUDA kernels (off by default; {@code -Dpvn3d.deviceTiming=true} turns it on at
+     * start): each CUDA launch of these operators is bracketed by two CUDA events on ORT's compute stream,
+     * read after the run without synchronising inside it; {@link #deviceTimings()} has the totals.
+     */
+    public static void setDeviceTiming(boolean on) {
+        LaunchTimer.setEnabled(on);
+    }
+
+    public static boolean isDeviceTiming() {
+        return LaunchTimer.isEnabled();
+    }
+
+    /** One operator's timed CUDA launches: how many, and their device time (milliseconds) in all, fastest, slowest. */
+    public record DeviceTiming(String operator, long launches, double totalMs, double minMs, double maxMs) {
+        public double meanMs() {
+            return launches == 0 ? 0 : totalMs / launches;
+        }
+    }
+
+    /** The device times measured so far, by operator name (a run's are added once the run has returned). */
+    public static List<DeviceTiming> deviceTimings() {
+        List<DeviceTiming> out = new ArrayList<>();
+        LaunchTimer.totals().forEach((op, t) -> out.add(new DeviceTiming(op, (long) t[0], t[1], t[2], t[3])));
+        return out;
+    }
+
+    /** {@link #deviceTimings()} as {@link ProfileSummary#withDeviceTimes} takes them. */
+    public static Map<String, ProfileSummary.DeviceTime> deviceTimes() {
+        Map<String, ProfileSummary.DeviceTime> m = new LinkedHashMap<>();
+        for (DeviceTiming t : deviceTimings()) {
+            m.put(t.operator(), new ProfileSummary.DeviceTime(t.launches(), t.totalMs()));
+        }
+        return m;
+    }
+
+    /** Forgets the device times measured so far. */
+    public static void resetDeviceTimes() {
+        LaunchTimer.reset();
+    }
+
+    /** The device times as a table (one line per operator), or a line saying there are none. */
+    public static String deviceTimingTable() {
+        List<DeviceTiming> all = deviceTimings();
+        if (all.isEmpty()) {
+            return "device timing: no CUDA launch timed" + (isDeviceTiming() ? "" : " (off)") + "\n";
+        }
+        StringBuilder sb = new StringBuilder("device time of the CUDA launches (CUDA events on ORT's stream):\n");
+        sb.append(String.format(Locale.ROOT, "  %-28s %8s %11s %10s %10s %10s%n", "operator", "launches", "total ms", "mean us",
+                "min us", "max us"));
+        for (DeviceTiming t : all) {
+            sb.append(String.format(Locale.ROOT, "  %-28s %8d %11.3f %10.1f %10.1f %10.1f%n", t.operator(), t.launches(), t.totalMs(),
+                    1000 * t.meanMs(), 1000 * t.minMs(), 1000 * t.maxMs()));
+        }
+        return sb.toString();
     }
 
     /** An OrtException's message without its "[CODE] " prefix. */

@@ -32,7 +32,7 @@ final class ThreeInterpolate extends Pvn3dKernel {
     }
 
     @Override
-    public void compute(KernelContext ctx) {
+    void computeKernel(KernelContext ctx) {
         KernelTensor features = ctx.input(0, OnnxTensorType.FLOAT, 3);
         KernelTensor idx = ctx.input(1, OnnxTensorType.INT64, 3);
         KernelTensor weight = ctx.input(2, OnnxTensorType.FLOAT, 3);

@@ -29,7 +29,7 @@ final class ThreeNN extends Pvn3dKernel {
     }
 
     @Override
-    public void compute(KernelContext ctx) {
+    void computeKernel(KernelContext ctx) {
         KernelTensor unknown = points(ctx, 0, -1, null);
         KernelTensor known = points(ctx, 1, unknown.dim(0), "unknown");
         long b = unknown.dim(0);

@@ -40,7 +40,7 @@ final class VoteAggregate extends Pvn3dKernel {
     }
 
     @Override
-    public void compute(KernelContext ctx) {
+    void computeKernel(KernelContext ctx) {
         KernelTensor votes = PoseSolve.votes(ctx, 0);
         long b = votes.dim(0);
         long k = votes.dim(1);

@@ -2,6 +2,7 @@ package org.pvn3d.ort.ops;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -369,6 +370,45 @@ class Pvn3dOpsTest {
                 domain.checkDeferredErrors(); // reported once, by the run
                 runAndCompare(s, select(good, List.of("features", "idx")), select(good, List.of("out")), "after");
             }
+        }
+    }
+
+    @Test
+    void deviceTimingIsOffByDefaultAndRecordsNothingOnTheCpu() throws IOException {
+        assertFalse(Pvn3dOps.isDeviceTiming());
+        Pvn3dOps.setDeviceTiming(true);
+        try (OrtSession s = session("furthest_point_sample.onnx")) {
+            Map<String, Pvt.Tensor> f = fixture("furthest_point_sample", 1);
+            runAndCompare(s, select(f, List.of("xyz")), select(f, List.of("idx")), "CPU with device timing on");
+            assertTrue(Pvn3dOps.deviceTimings().isEmpty(), "the CPU kernels are not timed on a device");
+        } finally {
+            Pvn3dOps.setDeviceTiming(false);
+        }
+    }
+
+    @Test
+    void cudaDeviceTimingAfterEachRunWithoutWaitingInside() throws IOException {
+        Assumptions.assumeTrue(Pvn3dOps.nativeBuiltWithCuda() && Pvn3dOps.cudaDeviceCount() > 0,
+                "no CUDA device (or a CPU-only libpvn3d_ops): the CUDA provider runs are made on the GPU machine");
+        Pvn3dOps.resetDeviceTimes();
+        Pvn3dOps.setDeviceTiming(true);
+        try (SessionOptions options = new SessionOptions()) {
+            options.addExecutionProvider(new OrtCUDAProviderOptions(0));
+            Pvn3dOps.register(options);
+            try (OrtSession s = env.createSession(resource("ball_query.onnx"), options)) {
+                Map<String, Pvt.Tensor> f = fixture("ball_query", 1);
+                for (int run = 0; run < 3; run++) {
+                    runAndCompare(s, select(f, List.of("xyz", "new_xyz")), select(f, List.of("idx")), "CUDA ball_query, timed");
+                }
+            }
+            Pvn3dOps.DeviceTiming t = Pvn3dOps.deviceTimings().stream().filter(d -> d.operator().equals("PVN3D_BallQuery"))
+                    .findFirst().orElseThrow(() -> new AssertionError("no device time: " + Pvn3dOps.deviceTimingTable()));
+            assertEquals(3, t.launches(), Pvn3dOps.deviceTimingTable());
+            assertTrue(t.totalMs() > 0 && t.minMs() > 0 && t.maxMs() >= t.minMs(), t.toString());
+            System.out.print(Pvn3dOps.deviceTimingTable());
+        } finally {
+            Pvn3dOps.setDeviceTiming(false);
+            Pvn3dOps.resetDeviceTimes();
         }
     }
 }

@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
                     + "10%%-of-diameter accuracy. Progress goes to stderr: a bar on a terminal, otherwise a line for each tenth "
                     + "of the samples. A sample that fails becomes a row with its error, and the exit code is 1.",
             ""})
-final class EvalCommand implements Callable<Integer> {
+final class EvalCommand implements Callable<Integer>, Profiled {
     private final Io io;
 
     @Spec
@@ -45,10 +45,23 @@ final class EvalCommand implements Callable<Integer> {
     Path json;
 
     @Mixin
+    ProfilingOptions profiling;
+
+    @Mixin
     GlobalOptions global;
 
     EvalCommand(Io io) {
         this.io = io;
+    }
+
+    @Override
+    public ProfilingOptions profiling() {
+        return profiling;
+    }
+
+    @Override
+    public void checkProfiling() {
+        profiling.check(spec);
     }
 
     @Override
@@ -68,9 +81,11 @@ final class EvalCommand implements Callable<Integer> {
         io.out().printf(Locale.ROOT, "pvn3d-ort eval: %d sample(s) in %s, %s, %s provider%n", files.size(), folder,
                 model == null ? "PVN3D tiny (class path)" : model, common.cuda() ? "CUDA" : "CPU");
         FolderEvaluation.Summary summary;
-        try (Pvn3dPipeline p = pipeline.open(common, model, 1)) {
+        Path profileFile;
+        try (Pvn3dPipeline p = pipeline.open(common, model, 1, profiling.profile)) {
             summary = FolderEvaluation.evaluate(p, files,
                     io.terminal() ? FolderEvaluation.Progress.bar(io.err()) : FolderEvaluation.Progress.lines(io.err()));
+            profileFile = p.endProfiling();
         }
         io.out().print(summary.table());
         String byOcclusion = summary.occlusionTable();
@@ -81,6 +96,9 @@ final class EvalCommand implements Callable<Integer> {
                 + "(mean ADD-S %.2f mm, ADD %.2f mm)%s%n", summary.evaluated(), 100 * summary.addsAccuracy(),
                 100 * summary.addAccuracy(), 1000 * summary.meanAdds(), 1000 * summary.meanAdd(),
                 summary.failures() > 0 ? ", " + summary.failures() + " failed" : "");
+        if (profileFile != null) {
+            ProfilingOptions.report(profileFile, io.out());
+        }
         if (json != null) {
             try {
                 Files.writeString(json, summary.toJson(common.cuda() ? "cuda" : "cpu",

@@ -59,6 +59,13 @@ public final class Main {
             }
             @SuppressWarnings("unchecked")
             Callable<Integer> command = (Callable<Integer>) chain.get(chain.size() - 1).getCommand();
+            if (command instanceof Profiled p) {
+                p.checkProfiling();
+                // the JFR recording, NVTX and the device timing last as long as the command
+                try (AutoCloseable profiling = p.profiling().start(io)) {
+                    return command.call();
+                }
+            }
             return command.call();
         } catch (ParameterException e) {
             return usageError(e, io.err(), debug);

@@ -38,11 +38,12 @@ final class PipelineOptions {
         return common.cuda() && !noIoBinding;
     }
 
-    /** The pipeline for these options: the tiny shipped model, or {@code model}. */
-    Pvn3dPipeline open(CommonOptions common, Path model, int repeat) {
+    /** The pipeline for these options: the tiny shipped model, or {@code model}; ORT's profiler writes into {@code profileDir} (null: off). */
+    Pvn3dPipeline open(CommonOptions common, Path model, int repeat, Path profileDir) {
         Pvn3dPipeline.Config c = Pvn3dPipeline.Config.cpu()
                 .withProvider(common.cuda() ? Pvn3dPipeline.Provider.CUDA : Pvn3dPipeline.Provider.CPU, common.device)
                 .withThreads(common.threads).withWarmup(warmup).withRepeat(repeat).withIoBinding(!noIoBinding)
+                .withProfiling(profileDir)
                 .withPoseSolver(switch (poseSolver(common.cuda())) {
                     case "java" -> new JavaPoseSolver();
                     case "cuda" -> new CudaPoseSolver(common.device);

@@ -37,7 +37,7 @@ import picocli.CommandLine.Spec;
             "Runs the embedded PointNet++ model on a Stanford-bunny sample (or --model on --input) several times: the "
                     + "latency of each run, their median, and a checksum of every output.",
             ""})
-final class PointNet2Command implements Callable<Integer> {
+final class PointNet2Command implements Callable<Integer>, Profiled {
     static final String MODEL_RESOURCE = "/models/pointnet2_default.onnx";
     static final String INPUT_RESOURCE = "/models/bunny_sample.bin";
 
@@ -61,14 +61,24 @@ final class PointNet2Command implements Callable<Integer> {
     @Option(names = "--input", paramLabel = "FILE.bin", description = "A PVT1 file holding the model's inputs by name (with --model).")
     Path input;
 
-    @Option(names = "--profile", paramLabel = "PREFIX", description = "Write ONNX Runtime's profile (a JSON file named PREFIX_<date>.json).")
-    String profile;
+    @Mixin
+    ProfilingOptions profiling;
 
     @Mixin
     GlobalOptions global;
 
     PointNet2Command(Io io) {
         this.io = io;
+    }
+
+    @Override
+    public ProfilingOptions profiling() {
+        return profiling;
+    }
+
+    @Override
+    public void checkProfiling() {
+        profiling.check(spec);
     }
 
     @Override
@@ -91,8 +101,8 @@ final class PointNet2Command implements Callable<Integer> {
             if (common.threads > 0) {
                 options.setIntraOpNumThreads(common.threads);
             }
-            if (profile != null) {
-                options.enableProfiling(profile);
+            if (profiling.profile != null) {
+                options.enableProfiling(profiling.profile, "pointnet2");
             }
             Pvn3dOps.register(options).close(); // the options and the session keep the domain alive
             if (common.cuda()) {
@@ -120,8 +130,8 @@ final class PointNet2Command implements Callable<Integer> {
                 } finally {
                     tensors.forEach(OnnxTensor::close);
                 }
-                if (profile != null) {
-                    out.println("profile: " + session.endProfiling());
+                if (profiling.profile != null) {
+                    ProfilingOptions.report(Path.of(session.endProfiling()), out);
                 }
             }
         }

@@ -37,7 +37,7 @@ final class PoolBench {
             usage: pvn3d-ort pool-bench [--ep cpu|cuda] [--devices 0,1,...] [--sessions 1,2,...] [--frames N]
                                         [--warmup N] [--inflight N] [--threads N] [--queue N] [--no-io-binding]
                                         [--model FILE.onnx --sample FILE.bin|DIR] [--pose native|cuda|java]
-                                        [--json FILE|-]
+                                        [--json FILE|-] [--jfr FILE] [--profile DIR] [--nvtx] [--device-timing]
               --ep            execution provider (default cpu)
               --devices       CUDA devices the pool spreads over (default 0)
               --sessions      sessions per device, one measurement per value (default 1,2)
@@ -49,7 +49,12 @@ final class PoolBench {
               --model/--sample  another model and its sample(s): a PVT1 file, or a folder of them that
                               the frames cycle through (default: the tiny model and its shipped sample)
               --pose          the pose stage (default: the fused kernel on the provider's side)
-              --json F        the figures as JSON to F ('-': standard output)""";
+              --json F        the figures as JSON to F ('-': standard output)
+              --jfr F         a JDK Flight Recorder recording of the whole benchmark to F (the project's events too)
+              --profile DIR   ONNX Runtime's profiler for every session into DIR; each session's profile is
+                              summarised after the benchmark (table, .summary.json, .summary.png)
+              --nvtx          NVTX ranges around runs and pipeline stages (Nsight Systems / Compute)
+              --device-timing CUDA events around the custom operators' launches; device time per operator""";
 
     private PoolBench() {}
 
@@ -87,49 +92,83 @@ final class PoolBench {
             out.println(USAGE);
             return 0;
         }
-        try {
-            byte[] model = o.model == null ? tinyModel() : OrtSession.readModel(o.model);
-            List<Pvn3dSample> samples = samples(o);
-            int cores = Runtime.getRuntime().availableProcessors();
-            out.printf(Locale.ROOT, "pvn3d-ort pool-bench: %s, %d sample(s) from %s, %s provider%s, ONNX Runtime %s, %d cores%n",
-                    o.model == null ? "PVN3D tiny (class path)" : o.model, samples.size(),
-                    o.sample == null ? "class path " + Pvn3dSample.RESOURCE : o.sample, o.cuda ? "CUDA" : "CPU",
-                    o.cuda ? " on device(s) " + Arrays.toString(o.devices) : "", OrtRuntime.get().version(), cores);
-            String head = String.format(Locale.ROOT, "%8s %7s %8s %6s %8s %9s %8s %8s %12s %12s %6s", "sessions", "threads", "inflight",
-                    "frames", "wall s", "frames/s", "p50 ms", "p99 ms", "service p50", "service p99", "failed");
-            out.println(head);
-            List<Run> runs = new ArrayList<>();
-            for (int s : o.sessions) {
-                Run r = measure(o, model, samples, s);
-                runs.add(r);
-                out.printf(Locale.ROOT, "%8d %7d %8d %6d %8.2f %9.2f %8.2f %8.2f %12.2f %12.2f %6d%n", r.sessions(), r.threads(), r.inflight(),
-                        r.frames(), r.wallS(), r.framesPerS(), r.p50(), r.p99(), r.serviceP50(), r.serviceP99(), r.failed());
-            }
-            if (o.json != null) {
-                Map<String, Object> doc = new LinkedHashMap<>();
-                doc.put("tool", "pvn3d-ort pool-bench");
-                doc.put("model", o.model == null ? "class path " + Pvn3dPipeline.MODEL_RESOURCE : o.model.toString());
-                doc.put("samples", samples.size());
-                doc.put("ep", o.cuda ? "cuda" : "cpu");
-                doc.put("devices", o.cuda ? Arrays.stream(o.devices).boxed().toList() : List.of());
-                doc.put("warmup_runs_per_session", o.warmup);
-                doc.put("ort_version", OrtRuntime.get().version());
-                doc.put("java", System.getProperty("java.version"));
-                doc.put("cores", cores);
-                doc.put("runs", runs.stream().map(Run::json).toList());
-                String json = Json.write(doc);
-                if (o.json.equals("-")) {
-                    out.print(json);
-                } else {
-                    Files.writeString(Path.of(o.json), json);
-                    out.println("json: " + o.json);
+        ProfilingOptions profiling = new ProfilingOptions();
+        profiling.jfr = o.jfr;
+        profiling.profile = o.profile;
+        profiling.nvtx = o.nvtx;
+        profiling.deviceTiming = o.deviceTiming;
+        if (o.jfr != null && !org.pvn3d.ort.jfr.OrtEvents.isAvailable()) {
+            err.println("pvn3d-ort pool-bench: --jfr needs the jdk.jfr module, which this Java runtime does not have");
+            return 2;
+        }
+        long started = System.currentTimeMillis();
+        try (AutoCloseable session = profiling.start(new Io(out, err, false))) {
+            int code = measureAll(o, out);
+            if (o.profile != null) {
+                for (Path file : profiles(o.profile, started)) {
+                    ProfilingOptions.report(file, out);
                 }
             }
-            return runs.stream().anyMatch(r -> r.failed() > 0) ? 1 : 0;
+            return code;
         } catch (OrtException | IOException e) {
             err.println("pvn3d-ort pool-bench: " + e.getMessage());
             return 1;
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            err.println("pvn3d-ort pool-bench: " + Errors.describe(e));
+            return 1;
         }
+    }
+
+    /** The ORT profiles the sessions wrote into {@code dir} since {@code since} (ms), oldest first. */
+    static List<Path> profiles(Path dir, long since) throws IOException {
+        try (var files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().matches("pvn3d_.*\\.json") && !f.toString().endsWith(".summary.json"))
+                    .filter(f -> f.toFile().lastModified() >= since - 1000)
+                    .sorted(java.util.Comparator.comparingLong(f -> f.toFile().lastModified())).toList();
+        }
+    }
+
+    private static int measureAll(Options o, PrintStream out) throws IOException {
+        byte[] model = o.model == null ? tinyModel() : OrtSession.readModel(o.model);
+        List<Pvn3dSample> samples = samples(o);
+        int cores = Runtime.getRuntime().availableProcessors();
+        out.printf(Locale.ROOT, "pvn3d-ort pool-bench: %s, %d sample(s) from %s, %s provider%s, ONNX Runtime %s, %d cores%n",
+                o.model == null ? "PVN3D tiny (class path)" : o.model, samples.size(),
+                o.sample == null ? "class path " + Pvn3dSample.RESOURCE : o.sample, o.cuda ? "CUDA" : "CPU",
+                o.cuda ? " on device(s) " + Arrays.toString(o.devices) : "", OrtRuntime.get().version(), cores);
+        String head = String.format(Locale.ROOT, "%8s %7s %8s %6s %8s %9s %8s %8s %12s %12s %6s", "sessions", "threads", "inflight",
+                "frames", "wall s", "frames/s", "p50 ms", "p99 ms", "service p50", "service p99", "failed");
+        out.println(head);
+        List<Run> runs = new ArrayList<>();
+        for (int s : o.sessions) {
+            Run r = measure(o, model, samples, s);
+            runs.add(r);
+            out.printf(Locale.ROOT, "%8d %7d %8d %6d %8.2f %9.2f %8.2f %8.2f %12.2f %12.2f %6d%n", r.sessions(), r.threads(), r.inflight(),
+                    r.frames(), r.wallS(), r.framesPerS(), r.p50(), r.p99(), r.serviceP50(), r.serviceP99(), r.failed());
+        }
+        if (o.json != null) {
+            Map<String, Object> doc = new LinkedHashMap<>();
+            doc.put("tool", "pvn3d-ort pool-bench");
+            doc.put("model", o.model == null ? "class path " + Pvn3dPipeline.MODEL_RESOURCE : o.model.toString());
+            doc.put("samples", samples.size());
+            doc.put("ep", o.cuda ? "cuda" : "cpu");
+            doc.put("devices", o.cuda ? Arrays.stream(o.devices).boxed().toList() : List.of());
+            doc.put("warmup_runs_per_session", o.warmup);
+            doc.put("ort_version", OrtRuntime.get().version());
+            doc.put("java", System.getProperty("java.version"));
+            doc.put("cores", cores);
+            doc.put("runs", runs.stream().map(Run::json).toList());
+            String json = Json.write(doc);
+            if (o.json.equals("-")) {
+                out.print(json);
+            } else {
+                Files.writeString(Path.of(o.json), json);
+                out.println("json: " + o.json);
+            }
+        }
+        return runs.stream().anyMatch(r -> r.failed() > 0) ? 1 : 0;
     }
 
     private static List<Pvn3dSample> samples(Options o) {
@@ -150,7 +189,8 @@ final class PoolBench {
         int sessions = sessionsPerDevice * (o.cuda ? o.devices.length : 1);
         int inflight = o.inflight > 0 ? o.inflight : 2 * sessions;
         Pvn3dPool.Builder b = Pvn3dPool.builder(model).provider(o.cuda ? Pvn3dPipeline.Provider.CUDA : Pvn3dPipeline.Provider.CPU)
-                .devices(o.devices).sessionsPerDevice(sessionsPerDevice).warmup(samples.get(0), o.warmup).ioBinding(!o.noIoBinding);
+                .devices(o.devices).sessionsPerDevice(sessionsPerDevice).warmup(samples.get(0), o.warmup).ioBinding(!o.noIoBinding)
+                .profiling(o.profile);
         if (o.threads > 0) {
             b.threadsPerSession(o.threads);
         }
@@ -243,6 +283,10 @@ final class PoolBench {
         String json;
         Path model;
         Path sample;
+        Path jfr;
+        Path profile;
+        boolean nvtx;
+        boolean deviceTiming;
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -268,6 +312,10 @@ final class PoolBench {
                     case "--model" -> o.model = Path.of(value(args, ++i, a));
                     case "--sample" -> o.sample = Path.of(value(args, ++i, a));
                     case "--json" -> o.json = value(args, ++i, a);
+                    case "--jfr" -> o.jfr = Path.of(value(args, ++i, a));
+                    case "--profile" -> o.profile = Path.of(value(args, ++i, a));
+                    case "--nvtx" -> o.nvtx = true;
+                    case "--device-timing" -> o.deviceTiming = true;
                     case "--pose" -> {
                         o.pose = value(args, ++i, a);
                         if (!List.of("native", "cuda", "java").contains(o.pose)) {
@@ -285,6 +333,9 @@ final class PoolBench {
             }
             if (o.sample != null && !Files.exists(o.sample)) {
                 throw new IllegalArgumentException("no sample file or folder " + o.sample);
+            }
+            if (o.profile != null && Files.exists(o.profile) && !Files.isDirectory(o.profile)) {
+                throw new IllegalArgumentException("--profile takes a folder; " + o.profile + " is a file");
             }
             if (Arrays.stream(o.devices).distinct().count() != o.devices.length) {
                 throw new IllegalArgumentException("--devices lists a device twice: " + Arrays.toString(o.devices));

@@ -58,7 +58,7 @@ import picocli.CommandLine.Spec;
             "  PVN3D_CACHE_DIR    where native libraries are extracted (-Dpvn3d.cache.dir);",
             "                     default ~/.cache/pvn3d-ort",
             "  JAVA_OPTS          more JVM options for ./pvn3d-ort"})
-final class PoseCommand implements Callable<Integer> {
+final class PoseCommand implements Callable<Integer>, Profiled {
     static final String REPORT_FILE = "report.json";
     static final String PNG_FILE = "pose.png";
 
@@ -100,10 +100,23 @@ final class PoseCommand implements Callable<Integer> {
     int scale = 4;
 
     @Mixin
+    ProfilingOptions profiling;
+
+    @Mixin
     GlobalOptions global;
 
     PoseCommand(Io io) {
         this.io = io;
+    }
+
+    @Override
+    public ProfilingOptions profiling() {
+        return profiling;
+    }
+
+    @Override
+    public void checkProfiling() {
+        profiling.check(spec);
     }
 
     private void check() {
@@ -151,9 +164,11 @@ final class PoseCommand implements Callable<Integer> {
                 OrtRuntime.get().version(), Pvn3dOps.nativeVersion());
         Pvn3dPipeline.Result r;
         String poseSolver;
-        try (Pvn3dPipeline p = pipeline.open(common, model, runs)) {
+        Path profileFile;
+        try (Pvn3dPipeline p = pipeline.open(common, model, runs, profiling.profile)) {
             poseSolver = p.config().poseSolver().name();
             r = p.run(s);
+            profileFile = p.endProfiling();
         }
         Pvn3dPipeline.Timings t = r.timings();
         int masked = r.votes().maskedCount();
@@ -203,6 +218,9 @@ final class PoseCommand implements Callable<Integer> {
             }
         } else {
             o.println("parity: no PyTorch reference (--expected FILE.bin) for this sample");
+        }
+        if (profileFile != null) {
+            ProfilingOptions.report(profileFile, o);
         }
         ParityReport parityOrNone = parity;
         writeFiles(s, r, () -> parityOrNone != null ? parityOrNone : ParityReport.compare(r, Map.of(), s, provider, modelName));

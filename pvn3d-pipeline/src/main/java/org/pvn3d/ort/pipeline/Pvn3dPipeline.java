@@ -1,6 +1,7 @@
 package org.pvn3d.ort.pipeline;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,6 +24,7 @@ import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.profile.ProfileSummary;
 import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
@@ -63,11 +65,11 @@ public final class Pvn3dPipeline implements AutoCloseable {
 
     /**
      * Settings: the provider and CUDA device, ORT's intra-op threads (0 = ORT's choice), the pose stage,
-     * the class index of the object in {@code pred_rgbd_seg}, and untimed warm-up runs before the timed
-     * inference.
+     * the class index of the object in {@code pred_rgbd_seg}, untimed warm-up runs before the timed
+     * inference, and where ORT's profiler writes (null: off).
      */
     public record Config(Provider provider, int device, int threads, PoseSolver poseSolver, int objectClass, int warmup,
-            int repeat, boolean ioBinding) {
+            int repeat, boolean ioBinding, Path profileDir) {
         public Config {
             if (warmup < 0 || repeat < 1 || threads < 0 || device < 0) {
                 throw new IllegalArgumentException("warmup >= 0, repeat >= 1, threads >= 0 and device >= 0, not " + warmup
@@ -75,36 +77,52 @@ public final class Pvn3dPipeline implements AutoCloseable {
             }
         }
 
+        /** Without ORT profiling. */
+        public Config(Provider provider, int device, int threads, PoseSolver poseSolver, int objectClass, int warmup, int repeat,
+                boolean ioBinding) {
+            this(provider, device, threads, poseSolver, objectClass, warmup, repeat, ioBinding, null);
+        }
+
         /** CPU provider, ORT's thread count, the Java pose stage, class 1, no warm-up, one timed run. */
         public static Config cpu() {
-            return new Config(Provider.CPU, 0, 0, new JavaPoseSolver(), 1, 0, 1, true);
+            return new Config(Provider.CPU, 0, 0, new JavaPoseSolver(), 1, 0, 1, true, null);
         }
 
         public Config withProvider(Provider p, int dev) {
-            return new Config(p, dev, threads, poseSolver, objectClass, warmup, repeat, ioBinding);
+            return new Config(p, dev, threads, poseSolver, objectClass, warmup, repeat, ioBinding, profileDir);
         }
 
         public Config withThreads(int t) {
-            return new Config(provider, device, t, poseSolver, objectClass, warmup, repeat, ioBinding);
+            return new Config(provider, device, t, poseSolver, objectClass, warmup, repeat, ioBinding, profileDir);
         }
 
         /** Untimed inference runs before the timed ones. */
         public Config withWarmup(int w) {
-            return new Config(provider, device, threads, poseSolver, objectClass, w, repeat, ioBinding);
+            return new Config(provider, device, threads, poseSolver, objectClass, w, repeat, ioBinding, profileDir);
         }
 
         /** Timed inference runs; the stage reports their median (the outputs are the last run's). */
         public Config withRepeat(int r) {
-            return new Config(provider, device, threads, poseSolver, objectClass, warmup, r, ioBinding);
+            return new Config(provider, device, threads, poseSolver, objectClass, warmup, r, ioBinding, profileDir);
         }
 
         /** On CUDA: device-resident inputs and outputs through IO binding (true, the default) or host tensors through plain run. */
         public Config withIoBinding(boolean b) {
-            return new Config(provider, device, threads, poseSolver, objectClass, warmup, repeat, b);
+            return new Config(provider, device, threads, poseSolver, objectClass, warmup, repeat, b, profileDir);
         }
 
         public Config withPoseSolver(PoseSolver s) {
-            return new Config(provider, device, threads, s, objectClass, warmup, repeat, ioBinding);
+            return new Config(provider, device, threads, s, objectClass, warmup, repeat, ioBinding, profileDir);
+        }
+
+        /**
+         * ORT's profiler on, writing {@code dir/pvn3d_<n>_<date and time>.json} (n counts the profiled
+         * pipelines of the process; the folder is made if missing;
+         * null: off). The profile covers the session's every run, warm-ups included; {@link
+         * Pvn3dPipeline#endProfiling()} ends it and {@link Pvn3dPipeline#profileSummary()} summarises it.
+         */
+        public Config withProfiling(Path dir) {
+            return new Config(provider, device, threads, poseSolver, objectClass, warmup, repeat, ioBinding, dir);
         }
 
         /** Whether runs are device-resident (CUDA with IO binding). */
@@ -160,21 +178,29 @@ public final class Pvn3dPipeline implements AutoCloseable {
         }
     }
 
+    private static final java.util.concurrent.atomic.AtomicInteger PROFILES = new java.util.concurrent.atomic.AtomicInteger();
+
     private final Config config;
     private final SessionOptions options;
     private final CustomOpDomain domain;
     private final OrtSession session;
     private final double loadMs;
+    private Path profile;
 
     /** Creates the session for {@code model} (ONNX bytes); the time it takes is the "load" stage. */
     public Pvn3dPipeline(byte[] model, Config config) {
         this.config = config;
+        Object stage = Stages.begin("load");
         long t0 = System.nanoTime();
         SessionOptions opts = new SessionOptions();
         CustomOpDomain dom = null;
         try {
             if (config.threads() > 0) {
                 opts.setIntraOpNumThreads(config.threads());
+            }
+            if (config.profileDir() != null) {
+                // one name per pipeline: ORT stamps the file to the second, and a pool opens several at once
+                opts.enableProfiling(config.profileDir(), "pvn3d_" + PROFILES.incrementAndGet());
             }
             dom = Pvn3dOps.register(opts);
             if (config.provider() == Provider.CUDA) {
@@ -192,6 +218,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
         this.options = opts;
         this.domain = dom;
         this.loadMs = (System.nanoTime() - t0) / 1e6;
+        Stages.end(stage, "load", config, 0);
     }
 
     /** The tiny PVN3D model from the class path. */
@@ -230,13 +257,17 @@ public final class Pvn3dPipeline implements AutoCloseable {
                 feeds.put(name, t);
             }
             for (int i = 0; i < config.warmup(); i++) {
+                Object stage = Stages.begin("inference");
                 session.run(feeds).close();
+                Stages.end(stage, "inference", config, i - config.warmup());
             }
             double[] ms = new double[config.repeat()];
             for (int i = 0; ; i++) {
+                Object stage = Stages.begin("inference");
                 long t0 = System.nanoTime();
                 org.pvn3d.ort.Result r = session.run(feeds);
                 ms[i] = (System.nanoTime() - t0) / 1e6;
+                Stages.end(stage, "inference", config, i);
                 try (r) {
                     if (i == ms.length - 1) {
                         return new Inference(toHost(r), 0, Latency.of(ms), 0);
@@ -281,18 +312,24 @@ public final class Pvn3dPipeline implements AutoCloseable {
             double[] download = new double[runs];
             Map<String, Output> out = null;
             for (int i = -config.warmup(); i < runs; i++) {
+                Object stage = Stages.begin("upload");
                 long t0 = System.nanoTime();
                 for (int j = 0; j < buffers.size(); j++) {
                     buffers.get(j).copyFromHost(hostData.get(j));
                 }
                 long t1 = System.nanoTime();
+                Stages.end(stage, "upload", config, i);
+                stage = Stages.begin("inference");
                 // run returns once the CUDA provider has synchronised its stream: the outputs are complete
                 session.run(binding);
                 long t2 = System.nanoTime();
+                Stages.end(stage, "inference", config, i);
+                stage = Stages.begin("download");
                 try (org.pvn3d.ort.Result r = binding.getOutputs()) {
                     out = toHost(r);
                 }
                 long t3 = System.nanoTime();
+                Stages.end(stage, "download", config, i);
                 if (i >= 0) {
                     upload[i] = (t1 - t0) / 1e6;
                     network[i] = (t2 - t1) / 1e6;
@@ -330,17 +367,23 @@ public final class Pvn3dPipeline implements AutoCloseable {
     public Result run(Pvn3dSample sample) {
         Inference inference = infer(sample);
         Map<String, Output> outputs = inference.outputs();
+        Object stage = Stages.begin("voting");
         long t1 = System.nanoTime();
         Output seg = output(outputs, "pred_rgbd_seg");
         Votes votes = Votes.fromPredictions(sample.cloud(), sample.cloudChannels(), output(outputs, "pred_kp_of").floats(),
                 output(outputs, "pred_ctr_of").floats(), seg.floats(), (int) seg.shape()[seg.shape().length - 1], config.objectClass());
         long t2 = System.nanoTime();
+        Stages.end(stage, "voting", config, 0);
+        stage = Stages.begin("pose");
         PoseSolver.Solution pose = config.poseSolver().solve(votes, sample.modelKps());
         long t3 = System.nanoTime();
+        Stages.end(stage, "pose", config, 0);
+        stage = Stages.begin("metrics");
         PoseMetrics.Result metrics = sample.hasGroundTruth()
                 ? PoseMetrics.evaluate(pose.pose(), sample.groundTruth(), sample.modelPoints(), sample.diameter())
                 : null;
         long t4 = System.nanoTime();
+        Stages.end(stage, "metrics", config, 0);
         Latency latency = inference.latency();
         return new Result(outputs, votes, pose, metrics, new Timings(loadMs, inference.uploadMs(), latency.median(),
                 inference.downloadMs(), (t2 - t1) / 1e6, pose.clusteringMs(), pose.fitMs(), (t4 - t3) / 1e6, latency));
@@ -395,8 +438,37 @@ public final class Pvn3dPipeline implements AutoCloseable {
         }
     }
 
+    /**
+     * Ends ORT's profiling (with {@link Config#withProfiling}) and returns the profile file; null when
+     * profiling is off. Later calls return the same file; runs after the first call are not profiled.
+     */
+    public synchronized Path endProfiling() {
+        if (config.profileDir() == null) {
+            return null;
+        }
+        if (profile == null) {
+            profile = Path.of(session.endProfiling());
+        }
+        return profile;
+    }
+
+    /**
+     * The summary of this pipeline's ORT profile ({@link #endProfiling()} first), with the custom
+     * operators' device times when they were measured ({@code Pvn3dOps.deviceTiming}); null when profiling
+     * is off.
+     */
+    public ProfileSummary profileSummary() {
+        Path file = endProfiling();
+        return file == null ? null : ProfileSummary.read(file).withDeviceTimes(Pvn3dOps.deviceTimes());
+    }
+
     @Override
     public void close() {
+        try {
+            endProfiling();
+        } catch (RuntimeException e) {
+            // the profile is lost; closing goes on
+        }
         session.close();
         domain.close();
         options.close();

@@ -288,11 +288,14 @@ class MainTest {
         Output o = run("--help");
         assertEquals(0, o.code(), o.err());
         for (String s : new String[] {"Usage: pvn3d-ort [OPTIONS] [COMMAND]", "--ep=cpu|cuda", "--out=DIR", "--report=FILE.json",
-            "--debug", "-V, --version", "eval", "pointnet2", "version", "Exit codes:", "  2   usage error", "  3   the run worked but missed its parity target", "PVN3D_ORT_PATH"}) {
+            "--debug", "--jfr=FILE.jfr", "--profile=DIR", "--nvtx", "--device-timing", "-V, --version", "eval", "pointnet2", "version", "Exit codes:", "  2   usage error", "  3   the run worked but missed its parity target", "PVN3D_ORT_PATH"}) {
             assertTrue(o.out().contains(s), s + " in\n" + o.out());
         }
         assertTrue(run("eval", "--help").out().contains("Usage: pvn3d-ort eval [OPTIONS] DIR"));
-        assertTrue(run("pointnet2", "-h").out().contains("--profile=PREFIX"));
+        for (String command : new String[] {"eval", "pointnet2"}) {
+            String help = run(command, "-h").out();
+            assertTrue(help.contains("--profile=DIR") && help.contains("--jfr=FILE.jfr") && help.contains("--nvtx"), help);
+        }
         assertTrue(run("-h").out().contains("Writes no file unless asked: --out DIR"));
     }
 

@@ -40,4 +40,21 @@ class PoolBenchTest {
         assertEquals(2, MainTest.run("pool-bench", "--sessions", "1,0").code());
         assertEquals(0, MainTest.run("pool-bench", "--help").code());
     }
+
+    @Test
+    void profilesEverySessionAndRecordsJfr(@TempDir Path dir) throws Exception {
+        Path jfr = dir.resolve("pool.jfr");
+        Path profiles = dir.resolve("profiles");
+        MainTest.Output o = MainTest.run("pool-bench", "--frames", "2", "--sessions", "2", "--warmup", "0", "--threads", "1", "--profile",
+                profiles.toString(), "--jfr", jfr.toString());
+        assertEquals(0, o.code(), o.out() + o.err());
+        try (var files = java.nio.file.Files.list(profiles)) {
+            long summaries = files.filter(f -> f.toString().endsWith(".summary.json")).count();
+            assertEquals(2, summaries, "one profile summarised per session");
+        }
+        var events = jdk.jfr.consumer.RecordingFile.readAllEvents(jfr);
+        assertEquals(2, ProfilingCliTest.named(events, org.pvn3d.ort.jfr.OrtEvents.SESSION_CREATED).size());
+        assertEquals(2, ProfilingCliTest.named(events, org.pvn3d.ort.jfr.OrtEvents.RUN).size(), "two frames, no warm-up");
+        assertEquals(2, o.out().split("ORT profile ", -1).length - 1, o.out());
+    }
 }

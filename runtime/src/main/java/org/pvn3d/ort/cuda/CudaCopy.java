@@ -8,6 +8,7 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.Probes;
 
 /**
  * Copies between host memory and device memory: a {@link DeviceTensor} (an input or output a CUDA
@@ -65,6 +66,7 @@ public final class CudaCopy {
      * caller keeps whatever owns the device memory open for the call.
      */
     public static void deviceToHost(long src, MemorySegment dst, CudaStream stream) {
+        Object probe = Probes.copyBegin();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment staged = dst.isNative() ? dst : arena.allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize());
             try (Lease use = CudaStream.use(stream)) {
@@ -77,11 +79,16 @@ public final class CudaCopy {
             }
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
+        } finally {
+            if (probe != null) {
+                Probes.copyEnd(probe, "DeviceToHost", dst.byteSize(), true, CudaStream.addressOf(stream));
+            }
         }
     }
 
     /** Copies all of {@code src} to device address {@code dst} and waits (the caller keeps the device memory open). */
     public static void hostToDevice(MemorySegment src, long dst, CudaStream stream) {
+        Object probe = Probes.copyBegin();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment staged = src.isNative() ? src : arena.allocate(Math.max(1, src.byteSize()), 64).asSlice(0, src.byteSize()).copyFrom(src);
             try (Lease use = CudaStream.use(stream)) {
@@ -91,6 +98,10 @@ public final class CudaCopy {
             }
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
+        } finally {
+            if (probe != null) {
+                Probes.copyEnd(probe, "HostToDevice", src.byteSize(), true, CudaStream.addressOf(stream));
+            }
         }
     }
 }

@@ -48,6 +48,18 @@ public final class CudaStream extends NativeObject {
         return handle().address();
     }
 
+    /** The stream's address for a profiling event: 0 for null (the legacy default stream) or a closed stream. */
+    static long addressOf(CudaStream stream) {
+        if (stream == null) {
+            return 0;
+        }
+        try {
+            return stream.handle().address();
+        } catch (RuntimeException closed) {
+            return 0;
+        }
+    }
+
     /** A use of {@code stream} for one call; null for {@code null}, the legacy default stream, which needs none. */
     static Lease use(CudaStream stream) {
         return stream == null ? null : stream.acquire();

@@ -8,6 +8,7 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.Probes;
 
 /**
  * Device memory ({@code cudaMalloc}, 256-byte aligned) that Java allocated and owns; tensors over it
@@ -81,6 +82,17 @@ public final class DeviceBuffer extends CudaBuffer {
 
     /** Enqueues a copy of all of {@code src} (native host memory) to this buffer at {@code offset}. */
     public void copyFromHostAsync(MemorySegment src, long offset, CudaStream stream) {
+        Object probe = Probes.copyBegin();
+        try {
+            enqueueFromHost(src, offset, stream);
+        } finally {
+            if (probe != null) {
+                Probes.copyEnd(probe, "HostToDevice", src.byteSize(), false, CudaStream.addressOf(stream));
+            }
+        }
+    }
+
+    private void enqueueFromHost(MemorySegment src, long offset, CudaStream stream) {
         requireNative(src);
         checkRange(offset, src.byteSize());
         try (Lease p = use(); Lease s = CudaStream.use(stream)) {
@@ -94,6 +106,17 @@ public final class DeviceBuffer extends CudaBuffer {
 
     /** Enqueues a copy of {@code dst.byteSize()} bytes from this buffer at {@code offset} into {@code dst}. */
     public void copyToHostAsync(MemorySegment dst, long offset, CudaStream stream) {
+        Object probe = Probes.copyBegin();
+        try {
+            enqueueToHost(dst, offset, stream);
+        } finally {
+            if (probe != null) {
+                Probes.copyEnd(probe, "DeviceToHost", dst.byteSize(), false, CudaStream.addressOf(stream));
+            }
+        }
+    }
+
+    private void enqueueToHost(MemorySegment dst, long offset, CudaStream stream) {
         requireNative(dst);
         checkRange(offset, dst.byteSize());
         try (Lease p = use(); Lease s = CudaStream.use(stream)) {
@@ -107,6 +130,17 @@ public final class DeviceBuffer extends CudaBuffer {
 
     /** Enqueues a device-to-device copy of {@code bytes} from {@code src} at {@code srcOffset} to this buffer at {@code dstOffset}. */
     public void copyFromDeviceAsync(DeviceBuffer src, long srcOffset, long dstOffset, long bytes, CudaStream stream) {
+        Object probe = Probes.copyBegin();
+        try {
+            enqueueFromDevice(src, srcOffset, dstOffset, bytes, stream);
+        } finally {
+            if (probe != null) {
+                Probes.copyEnd(probe, "DeviceToDevice", bytes, false, CudaStream.addressOf(stream));
+            }
+        }
+    }
+
+    private void enqueueFromDevice(DeviceBuffer src, long srcOffset, long dstOffset, long bytes, CudaStream stream) {
         src.checkRange(srcOffset, bytes);
         checkRange(dstOffset, bytes);
         try (Lease s = src.use(); Lease d = use(); Lease st = CudaStream.use(stream)) {
@@ -137,11 +171,16 @@ public final class DeviceBuffer extends CudaBuffer {
 
     /** Like {@link #copyFromHost(MemorySegment)} on {@code stream}, waiting for that stream. */
     public void copyFromHost(MemorySegment src, CudaStream stream) {
+        Object probe = Probes.copyBegin();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment staged = src.isNative() ? src : arena.allocate(Math.max(1, src.byteSize()), 64)
                     .asSlice(0, src.byteSize()).copyFrom(src);
-            copyFromHostAsync(staged, 0, stream);
+            enqueueFromHost(staged, 0, stream);
             sync(stream);
+        } finally {
+            if (probe != null) {
+                Probes.copyEnd(probe, "HostToDevice", src.byteSize(), true, CudaStream.addressOf(stream));
+            }
         }
     }
 
@@ -151,13 +190,18 @@ public final class DeviceBuffer extends CudaBuffer {
     }
 
     public void copyToHost(MemorySegment dst, CudaStream stream) {
+        Object probe = Probes.copyBegin();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment staged = dst.isNative() ? dst : arena.allocate(Math.max(1, dst.byteSize()), 64)
                     .asSlice(0, dst.byteSize());
-            copyToHostAsync(staged, 0, stream);
+            enqueueToHost(staged, 0, stream);
             sync(stream);
             if (staged != dst) {
                 dst.copyFrom(staged);
+            }
+        } finally {
+            if (probe != null) {
+                Probes.copyEnd(probe, "DeviceToHost", dst.byteSize(), true, CudaStream.addressOf(stream));
             }
         }
     }

@@ -4,6 +4,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.pvn3d.ort.OrtCustomOpDomain;
 import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.ffm.OrtApi;
@@ -28,6 +30,7 @@ import org.pvn3d.ort.internal.Lease;
  */
 public final class CustomOpDomain extends OrtCustomOpDomain implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
+    private static final Set<String> OPERATOR_NAMES = ConcurrentHashMap.newKeySet();
 
     private final String name;
     private final List<CustomOp> ops;
@@ -41,12 +44,20 @@ public final class CustomOpDomain extends OrtCustomOpDomain implements AutoClose
             throw new IllegalArgumentException("custom-op domain " + name + " has no operators");
         }
         this.state = new DomainState(name, this.ops);
+        for (CustomOp op : this.ops) {
+            OPERATOR_NAMES.add(op.name());
+        }
         // the action captures the state, never this object, so this object can become unreachable
         this.owner = CLEANER.register(this, state::close);
     }
 
     public static CustomOpDomain of(String name, CustomOp... ops) {
         return new CustomOpDomain(name, List.of(ops));
+    }
+
+    /** The names of the operators of every domain created in this process (what a profile summary calls custom; a live view). */
+    public static Set<String> operatorNames() {
+        return java.util.Collections.unmodifiableSet(OPERATOR_NAMES);
     }
 
     /** The ONNX domain name. */

@@ -183,6 +183,58 @@ public final class KernelContext implements AutoCloseable {
         return new KernelTensor(name, value, type, shape, ptrOut.get(ADDRESS, 0), onHost);
     }
 
+    /** The inputs' shapes ("[1,1024,3] [1,256]"; "-" for an absent optional input) and their bytes in all. */
+    record Inputs(String shapes, long bytes) {}
+
+    /**
+     * Reads the shapes of a compute call's inputs (for the JFR CustomOpCompute event, only when a
+     * recording wants it); {@code context} must still be the live {@code OrtKernelContext*}.
+     */
+    static Inputs describeInputs(MemorySegment context) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ADDRESS);
+            MemorySegment n = a.allocate(JAVA_LONG);
+            MemorySegment type = a.allocate(JAVA_INT);
+            Api.checkStatus(OrtApi.KernelContext_GetInputCount.invoke(Api.Kernel.KernelContext_GetInputCount, context, n));
+            long count = n.get(JAVA_LONG, 0);
+            StringBuilder shapes = new StringBuilder();
+            long bytes = 0;
+            for (long i = 0; i < count; i++) {
+                if (i > 0) {
+                    shapes.append(' ');
+                }
+                Api.checkStatus(OrtApi.KernelContext_GetInput.invoke(Api.Kernel.KernelContext_GetInput, context, i, out));
+                MemorySegment value = out.get(ADDRESS, 0);
+                if (value.address() == 0) {
+                    shapes.append('-');
+                    continue;
+                }
+                Api.checkStatus(OrtApi.GetTensorTypeAndShape.invoke(Api.Value.GetTensorTypeAndShape, value, out));
+                MemorySegment info = out.get(ADDRESS, 0);
+                try {
+                    Api.checkStatus(OrtApi.GetTensorElementType.invoke(Api.TypeInfo.GetTensorElementType, info, type));
+                    Api.checkStatus(OrtApi.GetDimensionsCount.invoke(Api.TypeInfo.GetDimensionsCount, info, n));
+                    int rank = (int) n.get(JAVA_LONG, 0);
+                    MemorySegment dims = a.allocate(JAVA_LONG, Math.max(1, rank));
+                    Api.checkStatus(OrtApi.GetDimensions.invoke(Api.TypeInfo.GetDimensions, info, dims, rank));
+                    long elements = 1;
+                    shapes.append('[');
+                    for (int d = 0; d < rank; d++) {
+                        long dim = dims.getAtIndex(JAVA_LONG, d);
+                        shapes.append(d == 0 ? "" : ",").append(dim);
+                        elements *= Math.max(0, dim);
+                    }
+                    shapes.append(']');
+                    OnnxTensorType t = OnnxTensorType.of(type.get(JAVA_INT, 0));
+                    bytes += t == OnnxTensorType.STRING ? 0 : elements * t.byteSize();
+                } finally {
+                    OrtApi.ReleaseTensorTypeAndShapeInfo.invoke(Api.TypeInfo.ReleaseTensorTypeAndShapeInfo, info);
+                }
+            }
+            return new Inputs(shapes.toString(), bytes);
+        }
+    }
+
     private static String portName(java.util.List<Port> ports, int index, String what) {
         if (index < ports.size()) {
             return ports.get(index).name();

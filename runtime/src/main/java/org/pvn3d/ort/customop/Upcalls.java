@@ -12,6 +12,7 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtCustomOp;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Probes;
 
 /**
  * The upcall stubs every {@code OrtCustomOp} struct points at, and the dispatch from ORT's pointers
@@ -118,6 +119,34 @@ final class Upcalls {
     }
 
     private static MemorySegment compute(MemorySegment kernelPtr, MemorySegment context) {
+        Object probe;
+        try {
+            probe = Probes.computeBegin();
+        } catch (Throwable t) {
+            probe = null; // nothing may cross the upcall
+        }
+        return probe == null ? computeUnprobed(kernelPtr, context) : computeProbed(probe, kernelPtr, context);
+    }
+
+    /** {@link #computeUnprobed} with the JFR CustomOpCompute event (never throws, like every upcall). */
+    private static MemorySegment computeProbed(Object probe, MemorySegment kernelPtr, MemorySegment context) {
+        MemorySegment status = computeUnprobed(kernelPtr, context);
+        try {
+            Probes.computeStop(probe);
+            KernelHolder holder = KERNELS.get(kernelPtr.address());
+            if (holder != null) {
+                CustomOp op = holder.binding.op;
+                KernelContext.Inputs in = KernelContext.describeInputs(context);
+                Probes.computeEnd(probe, op.name(), holder.binding.domain.name, holder.nodeName, op.executionProvider(),
+                        in.shapes(), in.bytes(), status.address() == 0 ? null : Api.statusMessage(status));
+            }
+        } catch (Throwable t) {
+            log("recording the compute event", t);
+        }
+        return status;
+    }
+
+    private static MemorySegment computeUnprobed(MemorySegment kernelPtr, MemorySegment context) {
         KernelHolder holder = null;
         try {
             holder = KERNELS.get(kernelPtr.address());

@@ -251,6 +251,11 @@ public final class Api {
         return new OrtException(OrtErrorCode.of(code), context == null ? message : context + ": " + message);
     }
 
+    /** The message of a status without releasing it (for a status that is handed on to ORT). */
+    public static String statusMessage(MemorySegment status) {
+        return OrtApi.GetErrorMessage.invoke(Status.GetErrorMessage, status).reinterpret(Long.MAX_VALUE).getString(0);
+    }
+
     /** Creates an {@code OrtStatus*} (for returning from an upcall); ORT releases it. */
     public static MemorySegment createStatus(OrtErrorCode code, String message) {
         try (Arena arena = Arena.ofConfined()) {

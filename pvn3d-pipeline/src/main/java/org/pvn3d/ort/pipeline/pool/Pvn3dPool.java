@@ -136,6 +136,7 @@ public final class Pvn3dPool implements AutoCloseable {
         private int threadsPerSession;
         private int objectClass = 1;
         private boolean ioBinding = true;
+        private java.nio.file.Path profileDir;
         private IntFunction<PoseSolver> poseSolver;
         private Pvn3dSample warmupSample;
         private int warmupRuns;
@@ -193,6 +194,15 @@ public final class Pvn3dPool implements AutoCloseable {
         /** On CUDA: device-resident runs through IO binding (default) or host tensors. */
         public Builder ioBinding(boolean b) {
             this.ioBinding = b;
+            return this;
+        }
+
+        /**
+         * ORT's profiler on for every session, each writing {@code dir/pvn3d_<n>_<date and time>.json} (ended
+         * when the session closes: a reopened session starts a new file); null: off.
+         */
+        public Builder profiling(java.nio.file.Path dir) {
+            this.profileDir = dir;
             return this;
         }
 
@@ -293,7 +303,7 @@ public final class Pvn3dPool implements AutoCloseable {
             for (int device : devices) {
                 // frames run one at a time per session: no warm-up or repeats inside a run
                 Pvn3dPipeline.Config config = new Pvn3dPipeline.Config(provider, device, threads, solver.apply(device), b.objectClass,
-                        0, 1, b.ioBinding);
+                        0, 1, b.ioBinding, b.profileDir);
                 workers.add(new Worker(new Slot(index++, device, ordinal, config), opened, b.name));
             }
         }
