@@ -1,7 +1,14 @@
 package org.pvn3d.ort.internal;
 
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
@@ -15,6 +22,9 @@ import org.pvn3d.ort.ffm.OrtApi;
  * <p>Call sites use the generated per-function classes: {@code OrtApi.Run.invoke(Api.Session.Run, ...)},
  * and pass the returned {@code OrtStatus*} to {@link #checkStatus}, the one place that turns a status
  * into an {@link OrtException}.
+ *
+ * <p>The calls made on every run and in every custom-operator compute are in {@link Direct} a second
+ * time, as handles over raw addresses.
  */
 public final class Api {
     /** The {@code OrtApi*} of the loaded runtime (loading it if this is the first use). */
@@ -221,6 +231,238 @@ public final class Api {
                 OrtApi.SessionOptionsAppendExecutionProvider_CUDA_V2(API);
 
         private Cuda() {}
+    }
+
+    /**
+     * The calls of the per-run and per-node paths (a session run, a bound run, reading a run's outputs,
+     * a custom kernel's compute) as handles whose every pointer, argument and result, is a raw
+     * {@code long} address: a call then creates no {@link MemorySegment}, whatever the JIT inlines, so
+     * those paths allocate nothing. They are made from the generated descriptors (each pointer layout
+     * replaced by a {@code long}, which the C calling conventions pass alike) and the function pointers
+     * of the table above. The getters that only read ORT's structures and never call back into Java
+     * are {@linkplain Linker.Option#critical critical}: no thread-state transition around the call.
+     * A call that may reach a Java allocator or a custom kernel (a run, allocating a kernel's output,
+     * releasing a value) is an ordinary downcall.
+     */
+    public static final class Direct {
+        private static final MethodHandle RUN = handle(Session.Run, OrtApi.Run.descriptor(), false);
+        private static final MethodHandle RUN_WITH_BINDING = handle(IoBinding.RunWithBinding,
+                OrtApi.RunWithBinding.descriptor(), false);
+        private static final MethodHandle BIND_OUTPUT_TO_DEVICE = handle(IoBinding.BindOutputToDevice,
+                OrtApi.BindOutputToDevice.descriptor(), false);
+        private static final MethodHandle RELEASE_VALUE = handle(Value.ReleaseValue, OrtApi.ReleaseValue.descriptor(), false);
+        private static final MethodHandle GET_VALUE_TYPE = handle(Value.GetValueType, OrtApi.GetValueType.descriptor(), true);
+        private static final MethodHandle GET_TENSOR_MUTABLE_DATA = handle(Value.GetTensorMutableData,
+                OrtApi.GetTensorMutableData.descriptor(), true);
+        private static final MethodHandle GET_TENSOR_TYPE_AND_SHAPE = handle(Value.GetTensorTypeAndShape,
+                OrtApi.GetTensorTypeAndShape.descriptor(), true);
+        private static final MethodHandle GET_TENSOR_MEMORY_INFO = handle(Value.GetTensorMemoryInfo,
+                OrtApi.GetTensorMemoryInfo.descriptor(), true);
+        private static final MethodHandle GET_TENSOR_ELEMENT_TYPE = handle(TypeInfo.GetTensorElementType,
+                OrtApi.GetTensorElementType.descriptor(), true);
+        private static final MethodHandle GET_DIMENSIONS_COUNT = handle(TypeInfo.GetDimensionsCount,
+                OrtApi.GetDimensionsCount.descriptor(), true);
+        private static final MethodHandle GET_DIMENSIONS = handle(TypeInfo.GetDimensions, OrtApi.GetDimensions.descriptor(), true);
+        private static final MethodHandle RELEASE_TENSOR_TYPE_AND_SHAPE_INFO = handle(TypeInfo.ReleaseTensorTypeAndShapeInfo,
+                OrtApi.ReleaseTensorTypeAndShapeInfo.descriptor(), true);
+        private static final MethodHandle MEMORY_INFO_GET_DEVICE_TYPE = handle(MemoryInfo.MemoryInfoGetDeviceType,
+                OrtApi.MemoryInfoGetDeviceType.descriptor(), true);
+        private static final MethodHandle KERNEL_CONTEXT_GET_INPUT_COUNT = handle(Kernel.KernelContext_GetInputCount,
+                OrtApi.KernelContext_GetInputCount.descriptor(), true);
+        private static final MethodHandle KERNEL_CONTEXT_GET_OUTPUT_COUNT = handle(Kernel.KernelContext_GetOutputCount,
+                OrtApi.KernelContext_GetOutputCount.descriptor(), true);
+        private static final MethodHandle KERNEL_CONTEXT_GET_INPUT = handle(Kernel.KernelContext_GetInput,
+                OrtApi.KernelContext_GetInput.descriptor(), true);
+        private static final MethodHandle KERNEL_CONTEXT_GET_OUTPUT = handle(Kernel.KernelContext_GetOutput,
+                OrtApi.KernelContext_GetOutput.descriptor(), false);
+        private static final MethodHandle KERNEL_CONTEXT_GET_GPU_COMPUTE_STREAM = handle(
+                Kernel.KernelContext_GetGPUComputeStream, OrtApi.KernelContext_GetGPUComputeStream.descriptor(), true);
+
+        private Direct() {}
+
+        /** {@code descriptor} with every pointer, argument or result, as a {@code long}. */
+        public static FunctionDescriptor addressesAsLongs(FunctionDescriptor descriptor) {
+            MemoryLayout[] args = descriptor.argumentLayouts().stream()
+                    .map(l -> l instanceof AddressLayout ? JAVA_LONG : l).toArray(MemoryLayout[]::new);
+            return descriptor.returnLayout()
+                    .map(r -> FunctionDescriptor.of(r instanceof AddressLayout ? JAVA_LONG : r, args))
+                    .orElseGet(() -> FunctionDescriptor.ofVoid(args));
+        }
+
+        private static MethodHandle handle(MemorySegment function, FunctionDescriptor descriptor, boolean critical) {
+            FunctionDescriptor raw = addressesAsLongs(descriptor);
+            return critical ? Linker.nativeLinker().downcallHandle(function, raw, Linker.Option.critical(false))
+                    : Linker.nativeLinker().downcallHandle(function, raw);
+        }
+
+        private static RuntimeException rethrow(Throwable t) {
+            if (t instanceof RuntimeException r) {
+                return r;
+            }
+            if (t instanceof Error e) {
+                throw e;
+            }
+            return new IllegalStateException(t);
+        }
+
+        public static long run(long session, long runOptions, long inNames, long inValues, long nIn, long outNames,
+                long nOut, long outValues) {
+            try {
+                return (long) RUN.invokeExact(session, runOptions, inNames, inValues, nIn, outNames, nOut, outValues);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long runWithBinding(long session, long runOptions, long binding) {
+            try {
+                return (long) RUN_WITH_BINDING.invokeExact(session, runOptions, binding);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long bindOutputToDevice(long binding, long name, long memoryInfo) {
+            try {
+                return (long) BIND_OUTPUT_TO_DEVICE.invokeExact(binding, name, memoryInfo);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static void releaseValue(long value) {
+            try {
+                RELEASE_VALUE.invokeExact(value);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getValueType(long value, long typeOut) {
+            try {
+                return (long) GET_VALUE_TYPE.invokeExact(value, typeOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getTensorMutableData(long value, long dataOut) {
+            try {
+                return (long) GET_TENSOR_MUTABLE_DATA.invokeExact(value, dataOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getTensorTypeAndShape(long value, long infoOut) {
+            try {
+                return (long) GET_TENSOR_TYPE_AND_SHAPE.invokeExact(value, infoOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getTensorMemoryInfo(long value, long infoOut) {
+            try {
+                return (long) GET_TENSOR_MEMORY_INFO.invokeExact(value, infoOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getTensorElementType(long info, long typeOut) {
+            try {
+                return (long) GET_TENSOR_ELEMENT_TYPE.invokeExact(info, typeOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getDimensionsCount(long info, long countOut) {
+            try {
+                return (long) GET_DIMENSIONS_COUNT.invokeExact(info, countOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getDimensions(long info, long dimsOut, long rank) {
+            try {
+                return (long) GET_DIMENSIONS.invokeExact(info, dimsOut, rank);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static void releaseTensorTypeAndShapeInfo(long info) {
+            try {
+                RELEASE_TENSOR_TYPE_AND_SHAPE_INFO.invokeExact(info);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static void memoryInfoGetDeviceType(long memoryInfo, long typeOut) {
+            try {
+                MEMORY_INFO_GET_DEVICE_TYPE.invokeExact(memoryInfo, typeOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long kernelContextGetInputCount(long context, long countOut) {
+            try {
+                return (long) KERNEL_CONTEXT_GET_INPUT_COUNT.invokeExact(context, countOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long kernelContextGetOutputCount(long context, long countOut) {
+            try {
+                return (long) KERNEL_CONTEXT_GET_OUTPUT_COUNT.invokeExact(context, countOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long kernelContextGetInput(long context, long index, long valueOut) {
+            try {
+                return (long) KERNEL_CONTEXT_GET_INPUT.invokeExact(context, index, valueOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long kernelContextGetOutput(long context, long index, long dims, long rank, long valueOut) {
+            try {
+                return (long) KERNEL_CONTEXT_GET_OUTPUT.invokeExact(context, index, dims, rank, valueOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long kernelContextGetGpuComputeStream(long context, long streamOut) {
+            try {
+                return (long) KERNEL_CONTEXT_GET_GPU_COMPUTE_STREAM.invokeExact(context, streamOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+    }
+
+    /** Like {@link #checkStatus(MemorySegment)}, for a status as a raw address ({@link Direct}). */
+    public static void checkStatus(long status) {
+        if (status != 0) {
+            throw toException(MemorySegment.ofAddress(status), null);
+        }
+    }
+
+    /** Like {@link #checkStatus(MemorySegment, String)}, for a status as a raw address ({@link Direct}). */
+    public static void checkStatus(long status, String context) {
+        if (status != 0) {
+            throw toException(MemorySegment.ofAddress(status), context);
+        }
     }
 
     /**
