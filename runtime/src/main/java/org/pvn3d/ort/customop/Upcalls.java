@@ -66,7 +66,7 @@ final class Upcalls {
             KERNEL_COMPUTE_V2 = Linker.nativeLinker().upcallStub(
                     MethodHandles.lookup().findStatic(Upcalls.class, "compute",
                             MethodType.methodType(long.class, long.class, long.class)),
-                    Api.Direct.addressesAsLongs(OrtCustomOp.KernelComputeV2.descriptor()), global);
+                    Api.Direct.COMPUTE_UPCALL, global);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

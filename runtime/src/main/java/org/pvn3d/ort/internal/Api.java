@@ -245,52 +245,140 @@ public final class Api {
      * releasing a value) is an ordinary downcall.
      */
     public static final class Direct {
-        private static final MethodHandle RUN = handle(Session.Run, OrtApi.Run.descriptor(), false);
-        private static final MethodHandle RUN_WITH_BINDING = handle(IoBinding.RunWithBinding,
-                OrtApi.RunWithBinding.descriptor(), false);
-        private static final MethodHandle BIND_OUTPUT_TO_DEVICE = handle(IoBinding.BindOutputToDevice,
-                OrtApi.BindOutputToDevice.descriptor(), false);
-        private static final MethodHandle RELEASE_VALUE = handle(Value.ReleaseValue, OrtApi.ReleaseValue.descriptor(), false);
-        private static final MethodHandle GET_VALUE_TYPE = handle(Value.GetValueType, OrtApi.GetValueType.descriptor(), true);
-        private static final MethodHandle GET_TENSOR_MUTABLE_DATA = handle(Value.GetTensorMutableData,
-                OrtApi.GetTensorMutableData.descriptor(), true);
-        private static final MethodHandle GET_TENSOR_TYPE_AND_SHAPE = handle(Value.GetTensorTypeAndShape,
-                OrtApi.GetTensorTypeAndShape.descriptor(), true);
-        private static final MethodHandle GET_TENSOR_MEMORY_INFO = handle(Value.GetTensorMemoryInfo,
-                OrtApi.GetTensorMemoryInfo.descriptor(), true);
-        private static final MethodHandle GET_TENSOR_ELEMENT_TYPE = handle(TypeInfo.GetTensorElementType,
-                OrtApi.GetTensorElementType.descriptor(), true);
-        private static final MethodHandle GET_DIMENSIONS_COUNT = handle(TypeInfo.GetDimensionsCount,
-                OrtApi.GetDimensionsCount.descriptor(), true);
-        private static final MethodHandle GET_DIMENSIONS = handle(TypeInfo.GetDimensions, OrtApi.GetDimensions.descriptor(), true);
-        private static final MethodHandle RELEASE_TENSOR_TYPE_AND_SHAPE_INFO = handle(TypeInfo.ReleaseTensorTypeAndShapeInfo,
-                OrtApi.ReleaseTensorTypeAndShapeInfo.descriptor(), true);
-        private static final MethodHandle MEMORY_INFO_GET_DEVICE_TYPE = handle(MemoryInfo.MemoryInfoGetDeviceType,
-                OrtApi.MemoryInfoGetDeviceType.descriptor(), true);
-        private static final MethodHandle KERNEL_CONTEXT_GET_INPUT_COUNT = handle(Kernel.KernelContext_GetInputCount,
-                OrtApi.KernelContext_GetInputCount.descriptor(), true);
-        private static final MethodHandle KERNEL_CONTEXT_GET_OUTPUT_COUNT = handle(Kernel.KernelContext_GetOutputCount,
-                OrtApi.KernelContext_GetOutputCount.descriptor(), true);
-        private static final MethodHandle KERNEL_CONTEXT_GET_INPUT = handle(Kernel.KernelContext_GetInput,
-                OrtApi.KernelContext_GetInput.descriptor(), true);
-        private static final MethodHandle KERNEL_CONTEXT_GET_OUTPUT = handle(Kernel.KernelContext_GetOutput,
-                OrtApi.KernelContext_GetOutput.descriptor(), false);
-        private static final MethodHandle KERNEL_CONTEXT_GET_GPU_COMPUTE_STREAM = handle(
-                Kernel.KernelContext_GetGPUComputeStream, OrtApi.KernelContext_GetGPUComputeStream.descriptor(), true);
+        // The descriptors with every pointer as a long, written out here rather than derived from the
+        // generated ones at run time: asking a generated class for its descriptor initialises it, which
+        // makes its own handles (milliseconds each on the first inference). ApiDirectTest checks each
+        // against addressesAsLongs(the generated descriptor). Equal shapes share the linker's stubs.
+        /** {@code KernelComputeV2}'s, for the compute upcall stub: (kernel, context) to status. */
+        public static final FunctionDescriptor COMPUTE_UPCALL = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG);
+        static final FunctionDescriptor J_JJ = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG);
+        static final FunctionDescriptor J_JJJ = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG);
+        static final FunctionDescriptor J_JJJJJ = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG,
+                JAVA_LONG, JAVA_LONG);
+        static final FunctionDescriptor J_JJJJJJJJ = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG,
+                JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG);
+        static final FunctionDescriptor V_J = FunctionDescriptor.ofVoid(JAVA_LONG);
+        static final FunctionDescriptor V_JJ = FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG);
+
+        /** Each function's raw descriptor and its generated one (for ApiDirectTest). */
+        static java.util.Map<String, FunctionDescriptor[]> descriptors() {
+            java.util.Map<String, FunctionDescriptor[]> m = new java.util.LinkedHashMap<>();
+            m.put("Run", new FunctionDescriptor[] {J_JJJJJJJJ, OrtApi.Run.descriptor()});
+            m.put("RunWithBinding", new FunctionDescriptor[] {J_JJJ, OrtApi.RunWithBinding.descriptor()});
+            m.put("BindOutputToDevice", new FunctionDescriptor[] {J_JJJ, OrtApi.BindOutputToDevice.descriptor()});
+            m.put("ReleaseValue", new FunctionDescriptor[] {V_J, OrtApi.ReleaseValue.descriptor()});
+            m.put("GetValueType", new FunctionDescriptor[] {J_JJ, OrtApi.GetValueType.descriptor()});
+            m.put("GetTensorMutableData", new FunctionDescriptor[] {J_JJ, OrtApi.GetTensorMutableData.descriptor()});
+            m.put("GetTensorTypeAndShape", new FunctionDescriptor[] {J_JJ, OrtApi.GetTensorTypeAndShape.descriptor()});
+            m.put("GetTensorMemoryInfo", new FunctionDescriptor[] {J_JJ, OrtApi.GetTensorMemoryInfo.descriptor()});
+            m.put("GetTensorElementType", new FunctionDescriptor[] {J_JJ, OrtApi.GetTensorElementType.descriptor()});
+            m.put("GetDimensionsCount", new FunctionDescriptor[] {J_JJ, OrtApi.GetDimensionsCount.descriptor()});
+            m.put("GetDimensions", new FunctionDescriptor[] {J_JJJ, OrtApi.GetDimensions.descriptor()});
+            m.put("ReleaseTensorTypeAndShapeInfo", new FunctionDescriptor[] {V_J, OrtApi.ReleaseTensorTypeAndShapeInfo.descriptor()});
+            m.put("MemoryInfoGetDeviceType", new FunctionDescriptor[] {V_JJ, OrtApi.MemoryInfoGetDeviceType.descriptor()});
+            m.put("KernelContext_GetInputCount", new FunctionDescriptor[] {J_JJ, OrtApi.KernelContext_GetInputCount.descriptor()});
+            m.put("KernelContext_GetOutputCount", new FunctionDescriptor[] {J_JJ, OrtApi.KernelContext_GetOutputCount.descriptor()});
+            m.put("KernelContext_GetInput", new FunctionDescriptor[] {J_JJJ, OrtApi.KernelContext_GetInput.descriptor()});
+            m.put("KernelContext_GetOutput", new FunctionDescriptor[] {J_JJJJJ, OrtApi.KernelContext_GetOutput.descriptor()});
+            m.put("KernelContext_GetGPUComputeStream", new FunctionDescriptor[] {J_JJ, OrtApi.KernelContext_GetGPUComputeStream.descriptor()});
+            m.put("KernelComputeV2 (upcall)", new FunctionDescriptor[] {COMPUTE_UPCALL,
+                    org.pvn3d.ort.ffm.OrtCustomOp.KernelComputeV2.descriptor()});
+            return m;
+        }
+
+        // one holder class per handle: a handle is made (a native stub generated) on its first call, not
+        // all of them on the first run, which would add tens of milliseconds to the first inference
+        private static final class RUN {
+            static final MethodHandle MH = handle(Session.Run, J_JJJJJJJJ, false);
+        }
+
+        private static final class RUN_WITH_BINDING {
+            static final MethodHandle MH = handle(IoBinding.RunWithBinding, J_JJJ, false);
+        }
+
+        private static final class BIND_OUTPUT_TO_DEVICE {
+            static final MethodHandle MH = handle(IoBinding.BindOutputToDevice, J_JJJ, false);
+        }
+
+        private static final class RELEASE_VALUE {
+            static final MethodHandle MH = handle(Value.ReleaseValue, V_J, false);
+        }
+
+        private static final class GET_VALUE_TYPE {
+            static final MethodHandle MH = handle(Value.GetValueType, J_JJ, true);
+        }
+
+        private static final class GET_TENSOR_MUTABLE_DATA {
+            static final MethodHandle MH = handle(Value.GetTensorMutableData, J_JJ, true);
+        }
+
+        private static final class GET_TENSOR_TYPE_AND_SHAPE {
+            static final MethodHandle MH = handle(Value.GetTensorTypeAndShape, J_JJ, true);
+        }
+
+        private static final class GET_TENSOR_MEMORY_INFO {
+            static final MethodHandle MH = handle(Value.GetTensorMemoryInfo, J_JJ, true);
+        }
+
+        private static final class GET_TENSOR_ELEMENT_TYPE {
+            static final MethodHandle MH = handle(TypeInfo.GetTensorElementType, J_JJ, true);
+        }
+
+        private static final class GET_DIMENSIONS_COUNT {
+            static final MethodHandle MH = handle(TypeInfo.GetDimensionsCount, J_JJ, true);
+        }
+
+        private static final class GET_DIMENSIONS {
+            static final MethodHandle MH = handle(TypeInfo.GetDimensions, J_JJJ, true);
+        }
+
+        private static final class RELEASE_TENSOR_TYPE_AND_SHAPE_INFO {
+            static final MethodHandle MH = handle(TypeInfo.ReleaseTensorTypeAndShapeInfo, V_J, true);
+        }
+
+        private static final class MEMORY_INFO_GET_DEVICE_TYPE {
+            static final MethodHandle MH = handle(MemoryInfo.MemoryInfoGetDeviceType, V_JJ, true);
+        }
+
+        private static final class KERNEL_CONTEXT_GET_INPUT_COUNT {
+            static final MethodHandle MH = handle(Kernel.KernelContext_GetInputCount, J_JJ, true);
+        }
+
+        private static final class KERNEL_CONTEXT_GET_OUTPUT_COUNT {
+            static final MethodHandle MH = handle(Kernel.KernelContext_GetOutputCount, J_JJ, true);
+        }
+
+        private static final class KERNEL_CONTEXT_GET_INPUT {
+            static final MethodHandle MH = handle(Kernel.KernelContext_GetInput, J_JJJ, true);
+        }
+
+        private static final class KERNEL_CONTEXT_GET_OUTPUT {
+            static final MethodHandle MH = handle(Kernel.KernelContext_GetOutput, J_JJJJJ, false);
+        }
+
+        private static final class KERNEL_CONTEXT_GET_GPU_COMPUTE_STREAM {
+            static final MethodHandle MH = handle(Kernel.KernelContext_GetGPUComputeStream, J_JJ, true);
+        }
 
         private Direct() {}
 
         /** {@code descriptor} with every pointer, argument or result, as a {@code long}. */
         public static FunctionDescriptor addressesAsLongs(FunctionDescriptor descriptor) {
-            MemoryLayout[] args = descriptor.argumentLayouts().stream()
-                    .map(l -> l instanceof AddressLayout ? JAVA_LONG : l).toArray(MemoryLayout[]::new);
-            return descriptor.returnLayout()
-                    .map(r -> FunctionDescriptor.of(r instanceof AddressLayout ? JAVA_LONG : r, args))
-                    .orElseGet(() -> FunctionDescriptor.ofVoid(args));
+            // plain loops: this runs on the first inference, where a first use of streams or lambdas
+            // would cost milliseconds of class loading
+            java.util.List<MemoryLayout> in = descriptor.argumentLayouts();
+            MemoryLayout[] args = new MemoryLayout[in.size()];
+            for (int i = 0; i < args.length; i++) {
+                args[i] = in.get(i) instanceof AddressLayout ? JAVA_LONG : in.get(i);
+            }
+            if (descriptor.returnLayout().isEmpty()) {
+                return FunctionDescriptor.ofVoid(args);
+            }
+            MemoryLayout r = descriptor.returnLayout().get();
+            return FunctionDescriptor.of(r instanceof AddressLayout ? JAVA_LONG : r, args);
         }
 
-        private static MethodHandle handle(MemorySegment function, FunctionDescriptor descriptor, boolean critical) {
-            FunctionDescriptor raw = addressesAsLongs(descriptor);
+        private static MethodHandle handle(MemorySegment function, FunctionDescriptor raw, boolean critical) {
             return critical ? Linker.nativeLinker().downcallHandle(function, raw, Linker.Option.critical(false))
                     : Linker.nativeLinker().downcallHandle(function, raw);
         }
@@ -308,7 +396,7 @@ public final class Api {
         public static long run(long session, long runOptions, long inNames, long inValues, long nIn, long outNames,
                 long nOut, long outValues) {
             try {
-                return (long) RUN.invokeExact(session, runOptions, inNames, inValues, nIn, outNames, nOut, outValues);
+                return (long) RUN.MH.invokeExact(session, runOptions, inNames, inValues, nIn, outNames, nOut, outValues);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -316,7 +404,7 @@ public final class Api {
 
         public static long runWithBinding(long session, long runOptions, long binding) {
             try {
-                return (long) RUN_WITH_BINDING.invokeExact(session, runOptions, binding);
+                return (long) RUN_WITH_BINDING.MH.invokeExact(session, runOptions, binding);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -324,7 +412,7 @@ public final class Api {
 
         public static long bindOutputToDevice(long binding, long name, long memoryInfo) {
             try {
-                return (long) BIND_OUTPUT_TO_DEVICE.invokeExact(binding, name, memoryInfo);
+                return (long) BIND_OUTPUT_TO_DEVICE.MH.invokeExact(binding, name, memoryInfo);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -332,7 +420,7 @@ public final class Api {
 
         public static void releaseValue(long value) {
             try {
-                RELEASE_VALUE.invokeExact(value);
+                RELEASE_VALUE.MH.invokeExact(value);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -340,7 +428,7 @@ public final class Api {
 
         public static long getValueType(long value, long typeOut) {
             try {
-                return (long) GET_VALUE_TYPE.invokeExact(value, typeOut);
+                return (long) GET_VALUE_TYPE.MH.invokeExact(value, typeOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -348,7 +436,7 @@ public final class Api {
 
         public static long getTensorMutableData(long value, long dataOut) {
             try {
-                return (long) GET_TENSOR_MUTABLE_DATA.invokeExact(value, dataOut);
+                return (long) GET_TENSOR_MUTABLE_DATA.MH.invokeExact(value, dataOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -356,7 +444,7 @@ public final class Api {
 
         public static long getTensorTypeAndShape(long value, long infoOut) {
             try {
-                return (long) GET_TENSOR_TYPE_AND_SHAPE.invokeExact(value, infoOut);
+                return (long) GET_TENSOR_TYPE_AND_SHAPE.MH.invokeExact(value, infoOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -364,7 +452,7 @@ public final class Api {
 
         public static long getTensorMemoryInfo(long value, long infoOut) {
             try {
-                return (long) GET_TENSOR_MEMORY_INFO.invokeExact(value, infoOut);
+                return (long) GET_TENSOR_MEMORY_INFO.MH.invokeExact(value, infoOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -372,7 +460,7 @@ public final class Api {
 
         public static long getTensorElementType(long info, long typeOut) {
             try {
-                return (long) GET_TENSOR_ELEMENT_TYPE.invokeExact(info, typeOut);
+                return (long) GET_TENSOR_ELEMENT_TYPE.MH.invokeExact(info, typeOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -380,7 +468,7 @@ public final class Api {
 
         public static long getDimensionsCount(long info, long countOut) {
             try {
-                return (long) GET_DIMENSIONS_COUNT.invokeExact(info, countOut);
+                return (long) GET_DIMENSIONS_COUNT.MH.invokeExact(info, countOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -388,7 +476,7 @@ public final class Api {
 
         public static long getDimensions(long info, long dimsOut, long rank) {
             try {
-                return (long) GET_DIMENSIONS.invokeExact(info, dimsOut, rank);
+                return (long) GET_DIMENSIONS.MH.invokeExact(info, dimsOut, rank);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -396,7 +484,7 @@ public final class Api {
 
         public static void releaseTensorTypeAndShapeInfo(long info) {
             try {
-                RELEASE_TENSOR_TYPE_AND_SHAPE_INFO.invokeExact(info);
+                RELEASE_TENSOR_TYPE_AND_SHAPE_INFO.MH.invokeExact(info);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -404,7 +492,7 @@ public final class Api {
 
         public static void memoryInfoGetDeviceType(long memoryInfo, long typeOut) {
             try {
-                MEMORY_INFO_GET_DEVICE_TYPE.invokeExact(memoryInfo, typeOut);
+                MEMORY_INFO_GET_DEVICE_TYPE.MH.invokeExact(memoryInfo, typeOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -412,7 +500,7 @@ public final class Api {
 
         public static long kernelContextGetInputCount(long context, long countOut) {
             try {
-                return (long) KERNEL_CONTEXT_GET_INPUT_COUNT.invokeExact(context, countOut);
+                return (long) KERNEL_CONTEXT_GET_INPUT_COUNT.MH.invokeExact(context, countOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -420,7 +508,7 @@ public final class Api {
 
         public static long kernelContextGetOutputCount(long context, long countOut) {
             try {
-                return (long) KERNEL_CONTEXT_GET_OUTPUT_COUNT.invokeExact(context, countOut);
+                return (long) KERNEL_CONTEXT_GET_OUTPUT_COUNT.MH.invokeExact(context, countOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -428,7 +516,7 @@ public final class Api {
 
         public static long kernelContextGetInput(long context, long index, long valueOut) {
             try {
-                return (long) KERNEL_CONTEXT_GET_INPUT.invokeExact(context, index, valueOut);
+                return (long) KERNEL_CONTEXT_GET_INPUT.MH.invokeExact(context, index, valueOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -436,7 +524,7 @@ public final class Api {
 
         public static long kernelContextGetOutput(long context, long index, long dims, long rank, long valueOut) {
             try {
-                return (long) KERNEL_CONTEXT_GET_OUTPUT.invokeExact(context, index, dims, rank, valueOut);
+                return (long) KERNEL_CONTEXT_GET_OUTPUT.MH.invokeExact(context, index, dims, rank, valueOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }
@@ -444,7 +532,7 @@ public final class Api {
 
         public static long kernelContextGetGpuComputeStream(long context, long streamOut) {
             try {
-                return (long) KERNEL_CONTEXT_GET_GPU_COMPUTE_STREAM.invokeExact(context, streamOut);
+                return (long) KERNEL_CONTEXT_GET_GPU_COMPUTE_STREAM.MH.invokeExact(context, streamOut);
             } catch (Throwable t) {
                 throw rethrow(t);
             }

@@ -18,7 +18,12 @@ import java.lang.foreign.MemorySegment;
  * freed when the scratch is no longer reachable; it only grows.
  */
 public final class RunScratch {
-    private static final ThreadLocal<RunScratch> CURRENT = ThreadLocal.withInitial(RunScratch::new);
+    private static final ThreadLocal<RunScratch> CURRENT = new ThreadLocal<>() { // no lambda: no bootstrap on the first run
+        @Override
+        protected RunScratch initialValue() {
+            return new RunScratch();
+        }
+    };
     /** Out-parameter words, after the arrays. */
     private static final int OUT_WORDS = 4;
 
