@@ -11,6 +11,8 @@
 #              export when the full model is not there yet, startup ~1 min)
 #     OUT      results folder, default benchmarks/results/<UTC date>-overhead-h200
 #     ROUNDS   rounds of the interleaved before/after runs of the tiny model, default 2
+#     CUDA     0: leave out the CUDA cases (to run the CPU parts on a machine without a GPU, with OPS_LIB
+#              a CPU build of libpvn3d_ops), default 1
 #     OPS_LIB  a CUDA build of libpvn3d_ops.so; default: built here (sm_90) into BUILD unless
 #              BUILD/libpvn3d_ops.so exists (BUILD default /tmp/pvn3d-gpu-build, as run-benchmarks.sh)
 #     FULL_DIR the full-size PVN3D model and its sample (pvn3d_full.onnx, pvn3d_full_sample.bin), default
@@ -132,13 +134,14 @@ if has dispatch; then
     phase "custom-op dispatch, $which: CPU provider (ORT $(cat "$ort116/VERSION"), OMP_NUM_THREADS=1)"
     OMP_NUM_THREADS=1 jmh "$(jar_of "$which")" "dispatch-cpu-$which" DispatchBenchmark \
       "-Dpvn3d.ort.path=$ort116 -Dpvn3d.ops.path=$OPS" -p provider=cpu $TINY_ITER -prof gc
+    [ "${CUDA:-1}" = 0 ] && continue
     phase "custom-op dispatch, $which: CUDA provider, device-resident ($ORT_DIR)"
     jmh "$(jar_of "$which")" "dispatch-cuda-$which" DispatchBenchmark \
       "-Dpvn3d.ort.path=$ort_lib -Dpvn3d.ops.path=$OPS" -p provider=cudaDevice $TINY_ITER -prof gc
   done
 fi
 
-if has profile; then
+if has profile && [ "${CUDA:-1}" != 0 ]; then
   OPS=$(ops_lib)
   if [ ! -f "$FULL_DIR/pvn3d_full.onnx" ]; then
     phase "exporting the full-size PVN3D model into $FULL_DIR"
