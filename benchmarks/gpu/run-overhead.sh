@@ -26,11 +26,12 @@
 #             preallocated and bound loops) after each round: jmh-tiny-{base,after}-N.json, floor-N.json
 #   gc        bytes per call of the allocation-free paths in JMH's average-time mode (sample-time mode
 #             adds JMH's own bookkeeping, ~0.5 B/op): jmh-gc.json
-#   dispatch  DispatchBenchmark (JavaNop vs Identity, PVN3D_GatherPoints vs Gather) on the CPU provider
+#   dispatch  DispatchBenchmark (JavaNop vs Identity, PVN3D_GatherPoints vs Gather; 3 forks each) on the CPU provider
 #             (OMP_NUM_THREADS=1) and device-resident on the CUDA provider, before and after:
 #             jmh-dispatch-{base,after}.json
 #   profile   the full-size PVN3D model device-resident on the CUDA provider with ORT's profiler
-#             (NodeProfile: 20 warm-up runs, 100 profiled), before and after: each custom node's host
+#             (NodeProfile: 300 warm-up runs, enough for the JIT to settle the compute path, then
+#             100 profiled), before and after: each custom node's host
 #             time at steady state, profile-{base,after}.txt/.json (benchmarks/scripts/profile_nodes.py)
 #   startup   StartupProbe (process start to the first add16 result; new sessions in a warm process)
 #             without and with the JDK's ahead-of-time cache: startup.txt
@@ -84,16 +85,21 @@ ops_lib() {
 ort_lib=$ORT_DIR
 [ -d "$ORT_DIR/lib" ] && ls "$ORT_DIR"/lib/libonnxruntime.so* >/dev/null 2>&1 && ort_lib=$ORT_DIR/lib
 TINY_ITER="-f 1 -wi 3 -w 1s -i 5 -r 1s"
+# dispatch: three forks per case (a single fork's median moves by a few hundred ns from fork to fork,
+# as much as the difference measured), merged by JMH
+DISPATCH_ITER="-f 3 -wi 3 -w 1s -i 5 -r 1s"
 
 if has machine; then
   phase "machine"
   {
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 | head -1)"
+    echo "gpu: $(command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap \
+      --format=csv,noheader 2>&1 | head -1 || echo none)"
     echo "cpu: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores online"
     echo "java: $("$JAVA" -version 2>&1 | head -1)"
     echo "ort (CPU-provider cases, C floor): $(cat "$ort116/VERSION" 2>/dev/null) from com.microsoft.onnxruntime:onnxruntime (CPU)"
-    echo "ort (CUDA cases): $(cat "$ORT_DIR/SOURCE" 2>/dev/null | head -1 || true) at $ORT_DIR"
+    [ "${CUDA:-1}" = 0 ] && echo "ort (CUDA cases): none (CUDA=0)" \
+      || echo "ort (CUDA cases): $(cat "$ORT_DIR/SOURCE" 2>/dev/null | head -1 || true) at $ORT_DIR"
     echo "before: $(cat "$bundle/base/REVISION" 2>/dev/null || echo none); after: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
   } | tee "$OUT/machine.txt"
 fi
@@ -133,11 +139,11 @@ if has dispatch; then
   for which in "${jars[@]}"; do
     phase "custom-op dispatch, $which: CPU provider (ORT $(cat "$ort116/VERSION"), OMP_NUM_THREADS=1)"
     OMP_NUM_THREADS=1 jmh "$(jar_of "$which")" "dispatch-cpu-$which" DispatchBenchmark \
-      "-Dpvn3d.ort.path=$ort116 -Dpvn3d.ops.path=$OPS" -p provider=cpu $TINY_ITER -prof gc
+      "-Dpvn3d.ort.path=$ort116 -Dpvn3d.ops.path=$OPS" -p provider=cpu $DISPATCH_ITER -prof gc
     [ "${CUDA:-1}" = 0 ] && continue
     phase "custom-op dispatch, $which: CUDA provider, device-resident ($ORT_DIR)"
     jmh "$(jar_of "$which")" "dispatch-cuda-$which" DispatchBenchmark \
-      "-Dpvn3d.ort.path=$ort_lib -Dpvn3d.ops.path=$OPS" -p provider=cudaDevice $TINY_ITER -prof gc
+      "-Dpvn3d.ort.path=$ort_lib -Dpvn3d.ops.path=$OPS" -p provider=cudaDevice $DISPATCH_ITER -prof gc
   done
 fi
 
@@ -154,10 +160,10 @@ if has profile && [ "${CUDA:-1}" != 0 ]; then
       prof=/tmp/pvn3d-node-profile-$which
       "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ort_lib" -Dpvn3d.ops.path="$OPS" \
         -Dpvn3d.cache.dir=/tmp/pvn3d-cache -cp "$(jar_of "$which")" org.pvn3d.ort.bench.NodeProfile \
-        "$FULL_DIR/pvn3d_full.onnx" "$FULL_DIR/pvn3d_full_sample.bin" cuda 20 100 "$prof" > "$OUT/profile-run-$which.txt" 2>&1
+        "$FULL_DIR/pvn3d_full.onnx" "$FULL_DIR/pvn3d_full_sample.bin" cuda 300 100 "$prof" > "$OUT/profile-run-$which.txt" 2>&1
       cat "$OUT/profile-run-$which.txt" | grep -vE "WARNING|session_state"
       file=$(sed -n 's/^profile: //p' "$OUT/profile-run-$which.txt")
-      [ -f "$file" ] && python3 benchmarks/scripts/profile_nodes.py "$file" --runs 100 --json "$OUT/profile-$which.json" \
+      [ -f "$file" ] && python3 benchmarks/scripts/profile_nodes.py "$file" --runs 100 --expect-runs 400 --json "$OUT/profile-$which.json" \
         | tee "$OUT/profile-$which.txt"
     done
   fi

@@ -8,7 +8,8 @@ On the CUDA provider a node's "kernel_time" is the host side of its compute (for
 ORT's dispatch, the upcall into Java, reading inputs, allocating outputs and the kernel launch); the
 GPU runs the launched work asynchronously.
 
-Usage:  python3 benchmarks/scripts/profile_nodes.py PROFILE.json --runs 50 [--prefix PVN3D_] [--json OUT.json]
+Usage:  python3 benchmarks/scripts/profile_nodes.py PROFILE.json --runs 100 [--expect-runs 400] [--prefix PVN3D_]
+                                                             [--json OUT.json]
 Only the standard library.
 """
 import argparse
@@ -28,6 +29,7 @@ def main():
     ap.add_argument("--runs", type=int, required=True, help="steady-state runs at the end of the profile")
     ap.add_argument("--prefix", default="PVN3D_", help="op type prefix of the custom operators")
     ap.add_argument("--json", help="also write the table as JSON here")
+    ap.add_argument("--expect-runs", type=int, help="runs made in all (warm-up included): warn if fewer were recorded")
     a = ap.parse_args()
     with open(a.profile) as f:
         events = json.load(f)
@@ -50,6 +52,10 @@ def main():
         rows.append({"node": node, "op": op, "provider": provider, "samples": len(last),
                      "median_us": statistics.median(last), "p90_us": percentile(last, 0.9)})
     rows.sort(key=lambda r: (not r["op"].startswith(a.prefix), r["op"], r["node"]))
+    if a.expect_runs and len(runs) < a.expect_runs:
+        print("warning: the profile holds %d of the %d runs (ORT's profiler stops recording at a million "
+              "events): the medians are of runs %d-%d, not of the last ones" % (
+                  len(runs), a.expect_runs, max(1, len(runs) - a.runs + 1), len(runs)))
     custom = [r for r in rows if r["op"].startswith(a.prefix)]
     builtin = [r for r in rows if not r["op"].startswith(a.prefix)]
     last_runs = runs[-a.runs:]
