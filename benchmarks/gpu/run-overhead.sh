@@ -6,9 +6,10 @@
 #   bash benchmarks/gpu/run-overhead.sh [JAVA] [ORT_DIR]
 #        JAVA     default /opt/gpukit/jre/bin/java          ORT_DIR  default /opt/gpukit/ort
 #   environment:
-#     PARTS    what to run, default "machine tiny gc dispatch profile startup" (each a device call of a
-#              few minutes at most: tiny ~5 min with ROUNDS=2, dispatch ~3 min, profile ~3 min plus the
-#              export when the full model is not there yet, startup ~1 min)
+#     PARTS    what to run, default "machine tiny gc dispatch profile startup"; split it over device calls
+#              of under 10 minutes: "machine tiny" (~5 min with ROUNDS=2), "gc startup" (~2 min, plus
+#              building libpvn3d_ops the first time), "dispatch" (~8 min), "profile" (~2 min, plus the
+#              full model's export the first time)
 #     OUT      results folder, default benchmarks/results/<UTC date>-overhead-h200
 #     ROUNDS   rounds of the interleaved before/after runs of the tiny model, default 2
 #     CUDA     0: leave out the CUDA cases (to run the CPU parts on a machine without a GPU, with OPS_LIB
