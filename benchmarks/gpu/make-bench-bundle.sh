@@ -8,8 +8,13 @@
 #   ort-include/     ORT's C API header folder, copied from ORT_INCLUDE (the first argument) when
 #                    given: the C floor (benchmarks/native/add16_floor.c) is compiled from it there.
 #                    It must be a 1.16 header (API version 16). Never committed.
+#   base/            with BASE_REV=<git revision>: the "before" benchmarks jar for run-overhead.sh, built
+#                    from that revision (git archive into a temporary folder) with this checkout's
+#                    overhead benchmarks (DispatchBenchmark, StartupProbe, NodeProfile and their models,
+#                    which use only API both have), and base/REVISION
 # Run from anywhere in the checkout, on the build machine:
 #   bash benchmarks/gpu/make-bench-bundle.sh [ORT_INCLUDE]     a folder holding ORT 1.16's onnxruntime_c_api.h
+#   BASE_REV=143afc7 bash benchmarks/gpu/make-bench-bundle.sh [ORT_INCLUDE]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -37,5 +42,19 @@ echo "$ver" > "$out/ort116/VERSION"
 if [ -n "$ORT_INCLUDE" ]; then
   [ -f "$ORT_INCLUDE/onnxruntime_c_api.h" ] || { echo "make-bench-bundle: no onnxruntime_c_api.h in $ORT_INCLUDE" >&2; exit 1; }
   mkdir -p "$out/ort-include" && cp -r "$ORT_INCLUDE"/. "$out/ort-include/"
+fi
+rm -rf "$out/base"
+if [ -n "${BASE_REV:-}" ]; then
+  src=$(mktemp -d)
+  git archive "$BASE_REV" | tar -x -C "$src"
+  for f in DispatchBenchmark StartupProbe NodeProfile; do
+    cp benchmarks/src/main/java/org/pvn3d/ort/bench/$f.java "$src/benchmarks/src/main/java/org/pvn3d/ort/bench/"
+  done
+  cp benchmarks/src/main/resources/bench-models/dispatch_*.onnx "$src/benchmarks/src/main/resources/bench-models/"
+  (cd "$src" && mvn -B -q -DskipTests package -pl benchmarks -am)
+  mkdir -p "$out/base"
+  cp "$src/benchmarks/target/benchmarks.jar" "$out/base/"
+  git rev-parse --short "$BASE_REV" > "$out/base/REVISION"
+  rm -rf "$src"
 fi
 du -sh "$out"; ls -la "$out" "$out/ort116"

@@ -8,6 +8,8 @@
  *                  (compare oursReuseInputs / jniReuseInputs)
  *   fresh          inputs made from a host array per run (CreateTensorWithDataAsOrtValue over a copy),
  *                  ORT output, copied out, all released (compare oursFresh / jniFresh)
+ *   bound          inputs and the preallocated output bound once to an OrtIoBinding, RunWithBinding
+ *                  per run (compare IoBindingBenchmark.ioBindingRun)
  * Each run is timed alone with clock_gettime(CLOCK_MONOTONIC), as JMH's sample time does.
  *
  * Build (the header folder is never committed; the benchmark scripts pass it):
@@ -50,13 +52,14 @@ static int64_t median(int64_t* v, size_t n) {
   return v[n / 2];
 }
 
-enum variant { PREALLOCATED, REUSE_INPUTS, FRESH };
+enum variant { PREALLOCATED, REUSE_INPUTS, FRESH, BOUND };
 
 static OrtSession* session;
 static OrtMemoryInfo* cpu;
 static float data[16];
 static float a_buf[16], b_buf[16], c_buf[16], out_copy[16];
 static OrtValue *a, *b, *c;
+static OrtIoBinding* binding;
 static const int64_t shape[1] = {16};
 static const char* in_names[2] = {"a", "b"};
 static const char* out_names[1] = {"c"};
@@ -72,6 +75,8 @@ static void one_run(enum variant which) {
   if (which == PREALLOCATED) {
     const OrtValue* ins[2] = {a, b};
     check(ort->Run(session, NULL, in_names, ins, 2, out_names, 1, &c), "Run");
+  } else if (which == BOUND) {
+    check(ort->RunWithBinding(session, NULL, binding), "RunWithBinding");
   } else if (which == REUSE_INPUTS) {
     const OrtValue* ins[2] = {a, b};
     OrtValue* out = NULL;
@@ -142,9 +147,16 @@ int main(int argc, char** argv) {
   int64_t pre = measure(PREALLOCATED, runs, warmup, t);
   int64_t reuse = measure(REUSE_INPUTS, runs, warmup, t);
   int64_t fresh = measure(FRESH, runs, warmup, t);
+  check(ort->CreateIoBinding(session, &binding), "CreateIoBinding");
+  check(ort->BindInput(binding, "a", a), "BindInput");
+  check(ort->BindInput(binding, "b", b), "BindInput");
+  check(ort->BindOutput(binding, "c", c), "BindOutput");
+  int64_t bound = measure(BOUND, runs, warmup, t);
+  ort->ReleaseIoBinding(binding);
   printf("{\"ort_version\": \"%s\", \"api_version\": %d, \"runs\": %ld, \"median_ns\": "
-         "{\"preallocated\": %lld, \"reuse_inputs\": %lld, \"fresh\": %lld}}\n",
-         base->GetVersionString(), ORT_API_VERSION, runs, (long long)pre, (long long)reuse, (long long)fresh);
+         "{\"preallocated\": %lld, \"reuse_inputs\": %lld, \"fresh\": %lld, \"bound\": %lld}}\n",
+         base->GetVersionString(), ORT_API_VERSION, runs, (long long)pre, (long long)reuse, (long long)fresh,
+         (long long)bound);
   free(t);
   ort->ReleaseValue(a);
   ort->ReleaseValue(b);

@@ -14,7 +14,15 @@ and the attribute-given sizes), but with the attributes the benchmark sizes need
                         as KernelCase.BANDWIDTH/MAX_ITER/CENTER_FILTER; the graphs of
                         exporter/make_pose_op_models.py, model_kps shaped [K,3])
 A new size in KernelBenchmark/OrtNodeBenchmark with other attributes needs a line in NPOINTS or
-BALLS here. Deterministic; needs only the onnx package.
+BALLS here.
+
+The custom-operator dispatch benchmark (DispatchBenchmark) pairs a node of ours with a built-in node
+of the same work:
+  dispatch_java_nop.onnx   JavaNop (domain bench.java, a Java kernel that copies x to y) x [N] -> y [N]
+  dispatch_identity.onnx   Identity x [N] -> y [N]
+  dispatch_gather.onnx     Gather(features [B,C,N], idx int64 [M], axis 2) -> out [B,C,M], the work of
+                           PVN3D_GatherPoints (gather_points.onnx) at B = 1
+Deterministic; needs only the onnx package.
 
 Usage:  /usr/bin/python3 benchmarks/scripts/make_bench_models.py [--out DIR]
 """
@@ -45,6 +53,30 @@ def model(op, inputs, outputs, attrs, name):
     m.ir_version = 8
     onnx.checker.check_model(m)
     return m
+
+
+def plain_model(node, inputs, outputs, name, opsets):
+    g = helper.make_graph([node], name, [helper.make_tensor_value_info(*i) for i in inputs],
+                          [helper.make_tensor_value_info(*o) for o in outputs])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets],
+                          producer_name="pvn3d-bench", producer_version="1")
+    m.ir_version = 8
+    if all(d == "" for d, _ in opsets):
+        onnx.checker.check_model(m)
+    return m
+
+
+def dispatch_models():
+    yield "dispatch_java_nop", plain_model(
+        helper.make_node("JavaNop", ["x"], ["y"], name="java_nop", domain="bench.java"),
+        [("x", F, ["N"])], [("y", F, ["N"])], "java_nop", [("", 17), ("bench.java", 1)])
+    yield "dispatch_identity", plain_model(
+        helper.make_node("Identity", ["x"], ["y"], name="identity"),
+        [("x", F, ["N"])], [("y", F, ["N"])], "identity", [("", 17)])
+    yield "dispatch_gather", plain_model(
+        helper.make_node("Gather", ["features", "idx"], ["out"], name="gather", axis=2),
+        [("features", F, ["B", "C", "N"]), ("idx", I64, ["M"])], [("out", F, ["B", "C", "M"])], "gather",
+        [("", 17)])
 
 
 def models():
@@ -82,7 +114,7 @@ def main():
     ap.add_argument("--out", default=DEFAULT_OUT)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    for name, m in models():
+    for name, m in list(models()) + list(dispatch_models()):
         path = os.path.join(a.out, name + ".onnx")
         onnx.save(m, path)
         print("wrote", os.path.relpath(path))

@@ -11,6 +11,7 @@ import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
+import org.pvn3d.ort.internal.RunScratch;
 
 /**
  * What every tensor ({@code OrtValue} holding a tensor) has, wherever its data lives: a type, a shape,
@@ -90,6 +91,19 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
         }
     }
 
+    /**
+     * Begins a use of this tensor for a run, kept (and ended) by {@code scratch}, and returns the
+     * {@code OrtValue*}; a closed tensor fails with "{@code role 'name'}: tensor is closed". Builds no
+     * string unless it fails.
+     */
+    long beginRunUse(RunScratch scratch, String role, String name) {
+        if (!scratch.tryBeginUse(this)) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, role + " '" + name + "': tensor is closed");
+        }
+        checkMemoryAlive(); // on a throw the scratch still ends the use
+        return handleAddress();
+    }
+
     /** Throws when memory the caller owns behind this tensor has been freed; nothing to check by default. */
     void checkMemoryAlive() {}
 
@@ -111,22 +125,44 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
 
     /**
      * Wraps an {@code OrtValue} holding a tensor that ORT allocated (a run's output); the tensor releases
-     * it. When this throws, the value is still the caller's to release ({@link Result} does).
+     * it. Reads type, shape, data and memory through {@code scratch}'s out-parameters (7 calls, none of
+     * them allocating Java objects). A value that cannot be read stays the caller's to release.
      */
-    static OnnxTensorLike fromOrtValue(MemorySegment value) {
-        try (Arena arena = Arena.ofConfined()) {
-            TensorInfo info = Shapes.tensorInfoOfValue(value);
-            if (info.getType() == OnnxTensorType.STRING) {
-                return new OnnxTensor(value, info, MemorySegment.NULL, null);
+    static OnnxTensorLike fromOrtValue(long value, RunScratch scratch) {
+        {
+            Api.checkStatus(Api.Direct.getTensorTypeAndShape(value, scratch.out(0)));
+            long typeAndShape = scratch.outLong(0);
+            OnnxTensorType type;
+            long[] shape;
+            try {
+                Api.checkStatus(Api.Direct.getTensorElementType(typeAndShape, scratch.out(1)));
+                type = OnnxTensorType.of(scratch.outInt(1));
+                Api.checkStatus(Api.Direct.getDimensionsCount(typeAndShape, scratch.out(1)));
+                int rank = Math.toIntExact(scratch.outLong(1));
+                shape = new long[rank];
+                if (rank > 0) {
+                    Api.checkStatus(Api.Direct.getDimensions(typeAndShape, scratch.dims(rank), rank));
+                    for (int i = 0; i < rank; i++) {
+                        shape[i] = scratch.dim(i);
+                    }
+                }
+            } finally {
+                Api.Direct.releaseTensorTypeAndShapeInfo(typeAndShape);
             }
-            MemorySegment out = arena.allocate(ADDRESS);
-            Api.checkStatus(OrtApi.GetTensorMutableData.invoke(Api.Value.GetTensorMutableData, value, out));
-            MemorySegment data = out.get(ADDRESS, 0);
-            Api.checkStatus(OrtApi.GetTensorMemoryInfo.invoke(Api.Value.GetTensorMemoryInfo, value, out));
-            if (!OrtMemoryInfo.isHostAccessible(out.get(ADDRESS, 0))) {
-                return new DeviceTensor(value, info, data.address(), null);
+            TensorInfo info = TensorInfo.ofValue(type, shape); // a value's shape is concrete: no names
+            MemorySegment handle = MemorySegment.ofAddress(value);
+            if (type == OnnxTensorType.STRING) {
+                return new OnnxTensor(handle, info, MemorySegment.NULL, null);
             }
-            return new OnnxTensor(value, info, data.reinterpret(info.getElementCount() * info.getType().byteSize()), null);
+            Api.checkStatus(Api.Direct.getTensorMutableData(value, scratch.out(0)));
+            long data = scratch.outLong(0);
+            Api.checkStatus(Api.Direct.getTensorMemoryInfo(value, scratch.out(1)));
+            Api.Direct.memoryInfoGetDeviceType(scratch.outLong(1), scratch.out(2)); // borrowed: not released
+            if (scratch.outInt(2) != 0) { // not OrtMemoryInfoDeviceType_CPU
+                return new DeviceTensor(handle, info, data, null);
+            }
+            return new OnnxTensor(handle, info, MemorySegment.ofAddress(data).reinterpret(info.getElementCount()
+                    * type.byteSize()), null);
         }
     }
 

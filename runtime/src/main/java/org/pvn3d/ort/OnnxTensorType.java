@@ -46,8 +46,11 @@ public enum OnnxTensorType {
         return byteSize;
     }
 
+    /** {@code values()} once: that method returns a new array on every call. */
+    private static final OnnxTensorType[] ALL = values();
+
     public static OnnxTensorType of(int value) {
-        for (OnnxTensorType t : values()) {
+        for (OnnxTensorType t : ALL) {
             if (t.value == value) {
                 return t;
             }

@@ -14,8 +14,11 @@ public enum OnnxValueType {
         return value;
     }
 
+    /** {@code values()} once: that method returns a new array on every call. */
+    private static final OnnxValueType[] ALL = values();
+
     public static OnnxValueType of(int value) {
-        for (OnnxValueType t : values()) {
+        for (OnnxValueType t : ALL) {
             if (t.value == value) {
                 return t;
             }

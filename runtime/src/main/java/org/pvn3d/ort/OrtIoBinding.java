@@ -15,6 +15,7 @@ import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.LeaseGroup;
 import org.pvn3d.ort.internal.Memory;
+import org.pvn3d.ort.internal.RunScratch;
 import org.pvn3d.ort.internal.NativeObject;
 
 /**
@@ -42,6 +43,15 @@ public final class OrtIoBinding extends NativeObject {
     private final Map<String, OnnxTensorLike> inputs = new LinkedHashMap<>();
     private final Map<String, OnnxTensorLike> outputs = new LinkedHashMap<>();
     private final Map<String, OrtMemoryInfo> deviceOutputs = new LinkedHashMap<>(); // copies this binding owns
+    // what a run reads, rebuilt (under the outputs map's lock) whenever a binding changes, so that a run
+    // iterates arrays and builds no string: the bound Java tensors, and the outputs bound to a device
+    // with their names as C strings
+    private volatile Bound[] boundSnapshot = new Bound[0];
+    private volatile DeviceOutput[] deviceSnapshot = new DeviceOutput[0];
+
+    private record Bound(String name, boolean input, OnnxTensorLike tensor) {}
+
+    private record DeviceOutput(String name, MemorySegment cName, OrtMemoryInfo info) {}
 
     OrtIoBinding(OrtSession session, MemorySegment handle) {
         super("OrtIoBinding", handle);
@@ -87,6 +97,7 @@ public final class OrtIoBinding extends NativeObject {
             synchronized (outputs) {
                 outputs.remove(name);
                 old = deviceOutputs.put(name, copy);
+                snapshot();
             }
             if (old != null) {
                 old.close();
@@ -95,23 +106,42 @@ public final class OrtIoBinding extends NativeObject {
         return this;
     }
 
-    /** Rebinds the outputs bound to a device so that the coming run allocates fresh ones (see the class comment). */
-    void rebindDeviceOutputs(MemorySegment b) {
-        List<Map.Entry<String, OrtMemoryInfo>> entries;
-        synchronized (outputs) {
-            if (deviceOutputs.isEmpty()) {
-                return;
+    /**
+     * Begins what a run of this binding needs, kept (and ended) by {@code s}: a use of the binding and
+     * of every bound Java tensor (a closed one fails the run, naming it), and rebinds the outputs bound
+     * to a device so that the coming run allocates fresh ones (see the class comment). Returns the
+     * binding's {@code OrtIoBinding*}.
+     */
+    long beginRun(RunScratch s) {
+        s.beginUse(this);
+        for (Bound b : boundSnapshot) {
+            if (!s.tryBeginUse(b.tensor())) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "bound " + (b.input() ? "input" : "output")
+                        + " '" + b.name() + "' was closed; rebind it before running");
             }
-            entries = new ArrayList<>(deviceOutputs.entrySet());
+            b.tensor().checkMemoryAlive();
         }
-        try (Arena arena = Arena.ofConfined()) {
-            for (Map.Entry<String, OrtMemoryInfo> e : entries) {
-                try (Lease info = Handles.acquire(e.getValue())) {
-                    Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b,
-                            arena.allocateFrom(e.getKey()), info.handle()), "rebind output '" + e.getKey() + "'");
-                }
+        for (DeviceOutput d : deviceSnapshot) {
+            s.beginUse(d.info());
+            long status = Api.Direct.bindOutputToDevice(handleAddress(), d.cName().address(), Handles.address(d.info()));
+            if (status != 0) {
+                throw Api.toException(MemorySegment.ofAddress(status), "rebind output '" + d.name() + "'");
             }
         }
+        return handleAddress();
+    }
+
+    /** Rebuilds what a run reads; under the outputs map's lock. */
+    private void snapshot() {
+        java.util.List<Bound> b = new ArrayList<>();
+        synchronized (inputs) {
+            inputs.forEach((name, t) -> b.add(new Bound(name, true, t)));
+        }
+        outputs.forEach((name, t) -> b.add(new Bound(name, false, t)));
+        boundSnapshot = b.toArray(Bound[]::new);
+        java.util.List<DeviceOutput> d = new ArrayList<>();
+        deviceOutputs.forEach((name, info) -> d.add(new DeviceOutput(name, Arena.ofAuto().allocateFrom(name), info)));
+        deviceSnapshot = d.toArray(DeviceOutput[]::new);
     }
 
     private void checkOutput(String name) {
@@ -133,15 +163,17 @@ public final class OrtIoBinding extends NativeObject {
             Api.checkStatus(input ? OrtApi.BindInput.invoke(Api.IoBinding.BindInput, b, cName, v)
                     : OrtApi.BindOutput.invoke(Api.IoBinding.BindOutput, b, cName, v),
                     (input ? "bind input '" : "bind output '") + name + "'");
-            Map<String, OnnxTensorLike> m = input ? inputs : outputs;
             OrtMemoryInfo old = null;
             synchronized (outputs) {
                 if (!input) {
                     old = deviceOutputs.remove(name);
+                    outputs.put(name, tensor);
+                } else {
+                    synchronized (inputs) {
+                        inputs.put(name, tensor);
+                    }
                 }
-            }
-            synchronized (m) {
-                m.put(name, tensor);
+                snapshot();
             }
             if (old != null) {
                 old.close();
@@ -154,8 +186,11 @@ public final class OrtIoBinding extends NativeObject {
         try (Lease use = acquire()) {
             MemorySegment b = use.handle();
             OrtApi.ClearBoundInputs.invoke(Api.IoBinding.ClearBoundInputs, b);
-            synchronized (inputs) {
-                inputs.clear();
+            synchronized (outputs) {
+                synchronized (inputs) {
+                    inputs.clear();
+                }
+                snapshot();
             }
         }
     }
@@ -236,22 +271,27 @@ public final class OrtIoBinding extends NativeObject {
             Api.checkStatus(OrtApi.GetBoundOutputValues.invoke(Api.IoBinding.GetBoundOutputValues, b, Memory.DEFAULT_ALLOCATOR,
                     valuesOut, countOut), "GetBoundOutputValues");
             int n = (int) countOut.get(JAVA_LONG, 0);
-            MemorySegment[] raw = new MemorySegment[n];
+            long[] raw = new long[n];
             if (n > 0) {
                 MemorySegment array = valuesOut.get(ADDRESS, 0).reinterpret(n * ADDRESS.byteSize());
                 for (int i = 0; i < n; i++) {
-                    raw[i] = array.getAtIndex(ADDRESS, i);
+                    raw[i] = array.getAtIndex(JAVA_LONG, i);
                 }
                 Memory.freeDefault(array);
             }
             if (names.size() != n) {
-                for (MemorySegment r : raw) {
-                    OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, r);
+                for (long r : raw) {
+                    Api.Direct.releaseValue(r);
                 }
                 throw new OrtException(OrtErrorCode.ORT_FAIL, "ORT returned " + n + " bound output values for "
                         + names.size() + " names " + names);
             }
-            return new Result(names, raw);
+            RunScratch s = RunScratch.take(0);
+            try {
+                return new Result(names, raw, s); // releases the values if it fails
+            } finally {
+                s.give();
+            }
         }
     }
 
@@ -285,30 +325,6 @@ public final class OrtIoBinding extends NativeObject {
         return new Sizes(nIn, in, nOut, out);
     }
 
-    /** Takes a use of every bound Java tensor for a run into {@code held}; refuses a closed one. */
-    void acquireBound(LeaseGroup held) {
-        acquireAll(inputs, "input", held);
-        acquireAll(outputs, "output", held);
-    }
-
-    private static void acquireAll(Map<String, OnnxTensorLike> m, String what, LeaseGroup held) {
-        List<Map.Entry<String, OnnxTensorLike>> entries;
-        synchronized (m) {
-            entries = new ArrayList<>(m.entrySet());
-        }
-        for (Map.Entry<String, OnnxTensorLike> e : entries) {
-            try {
-                held.add(e.getValue().acquireFor("bound " + what + " '" + e.getKey() + "'"));
-            } catch (OrtException x) {
-                if (e.getValue().isClosed()) {
-                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "bound " + what + " '" + e.getKey()
-                            + "' was closed; rebind it before running");
-                }
-                throw x;
-            }
-        }
-    }
-
     @Override
     protected void releaseNative(MemorySegment handle) {
         OrtApi.ReleaseIoBinding.invoke(Api.IoBinding.ReleaseIoBinding, handle);
@@ -320,14 +336,17 @@ public final class OrtIoBinding extends NativeObject {
             outputs.clear();
             infos = new ArrayList<>(deviceOutputs.values());
             deviceOutputs.clear();
+            snapshot();
         }
         infos.forEach(OrtMemoryInfo::close);
     }
 
     @Override
     protected void afterClose() {
-        synchronized (inputs) {
-            inputs.clear();
+        synchronized (outputs) {
+            synchronized (inputs) {
+                inputs.clear();
+            }
         }
         closeDeviceOutputs();
     }

@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,10 +20,10 @@ import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.LeaseGroup;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.NativeObject;
 import org.pvn3d.ort.internal.Probes;
+import org.pvn3d.ort.internal.RunScratch;
 
 /**
  * A loaded model ({@code OrtSession}). Thread-safe: several threads may {@code run} at once, as in
@@ -43,8 +44,14 @@ public final class OrtSession extends NativeObject {
     private final Map<String, NodeInfo> outputs;
     private final Map<String, Integer> inputIndex = new LinkedHashMap<>();
     private final Map<String, Integer> outputIndex = new LinkedHashMap<>();
-    private final MemorySegment[] inputNames;
-    private final MemorySegment[] outputNames;
+    /** The model's input and output names, in its order, and the same as C strings (addresses in {@link #names}). */
+    private final String[] inputNameList;
+    private final String[] outputNameList;
+    private final long[] inputNameAddresses;
+    private final long[] outputNameAddresses;
+    private final OrtCustomOpDomain[] domainArray;
+    /** Up to this many model inputs (outputs), a run looks them up in the caller's map instead of iterating it. */
+    private static final int LOOKUP_LIMIT = 64;
     /** For profiling (JFR events): this session's id in the process, its model, its preferred provider. */
     private final long id = IDS.incrementAndGet();
     private final String model;
@@ -66,8 +73,11 @@ public final class OrtSession extends NativeObject {
             close();
             throw e;
         }
-        inputNames = cNames(inputs.keySet(), inputIndex);
-        outputNames = cNames(outputs.keySet(), outputIndex);
+        inputNameList = inputs.keySet().toArray(String[]::new);
+        outputNameList = outputs.keySet().toArray(String[]::new);
+        inputNameAddresses = cNames(inputNameList, inputIndex);
+        outputNameAddresses = cNames(outputNameList, outputIndex);
+        domainArray = domains.toArray(OrtCustomOpDomain[]::new);
     }
 
     /**
@@ -191,12 +201,11 @@ public final class OrtSession extends NativeObject {
         }
     }
 
-    private MemorySegment[] cNames(Set<String> keys, Map<String, Integer> index) {
-        MemorySegment[] out = new MemorySegment[keys.size()];
-        int i = 0;
-        for (String name : keys) {
-            index.put(name, i);
-            out[i++] = names.allocateFrom(name);
+    private long[] cNames(String[] keys, Map<String, Integer> index) {
+        long[] out = new long[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            index.put(keys[i], i);
+            out[i] = names.allocateFrom(keys[i]).address();
         }
         return out;
     }
@@ -236,6 +245,11 @@ public final class OrtSession extends NativeObject {
     }
 
     // ---- running ----
+    //
+    // The run paths allocate nothing on the Java heap beyond what they return: the arrays ORT takes are
+    // the thread's RunScratch (native), the model's names are C strings made once per session, the
+    // uses of the session and tensors are begun and ended without lease objects, the feeds are looked
+    // up by the model's names (no iterator), and Run is one call through Api.Direct.
 
     /** Runs the model and returns every output. */
     public Result run(Map<String, ? extends OnnxTensorLike> inputs) {
@@ -249,43 +263,14 @@ public final class OrtSession extends NativeObject {
 
     /** Runs the model with run options (may be null) and returns the named outputs. */
     public Result run(Map<String, ? extends OnnxTensorLike> inputs, Set<String> requestedOutputs, RunOptions options) {
-        List<String> outNames = new ArrayList<>(requestedOutputs);
-        OnnxTensorLike[] none = new OnnxTensorLike[outNames.size()];
-        MemorySegment[] values = invoke(inputs, outNames, none, options);
-        return new Result(outNames, values);
-    }
-
-    /**
-     * Runs the model writing into outputs the caller preallocated (shape and type must match what
-     * the model produces). Nothing is returned: the tensors hold the results.
-     */
-    public void run(Map<String, ? extends OnnxTensorLike> inputs, Map<String, ? extends OnnxTensorLike> preallocatedOutputs,
-            RunOptions options) {
-        List<String> outNames = new ArrayList<>(preallocatedOutputs.keySet());
-        OnnxTensorLike[] given = new OnnxTensorLike[outNames.size()];
-        for (int i = 0; i < given.length; i++) {
-            given[i] = preallocatedOutputs.get(outNames.get(i));
-            if (given[i] == null) {
-                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "preallocated output '" + outNames.get(i) + "' is null");
-            }
-        }
-        invoke(inputs, outNames, given, options);
-    }
-
-    private MemorySegment[] invoke(Map<String, ? extends OnnxTensorLike> feeds, List<String> outNames,
-            OnnxTensorLike[] preallocated, RunOptions options) {
         Object probe = Probes.runBegin();
-        return probe == null ? invokeNative(feeds, outNames, preallocated, options)
-                : invokeProbed(probe, feeds, outNames, preallocated, options);
-    }
-
-    /** {@link #invokeNative} with the JFR Run event and the NVTX range of {@link Probes}. */
-    private MemorySegment[] invokeProbed(Object probe, Map<String, ? extends OnnxTensorLike> feeds, List<String> outNames,
-            OnnxTensorLike[] preallocated, RunOptions options) {
-        MemorySegment[] result = null;
+        if (probe == null) {
+            return runNative(inputs, requestedOutputs, options);
+        }
+        Result result = null;
         String error = null;
         try {
-            result = invokeNative(feeds, outNames, preallocated, options);
+            result = runNative(inputs, requestedOutputs, options);
             return result;
         } catch (RuntimeException | Error e) {
             error = String.valueOf(e.getMessage());
@@ -294,13 +279,104 @@ public final class OrtSession extends NativeObject {
             Probes.runStop(probe);
             if (Probes.recording(probe)) {
                 long outBytes = 0;
-                for (int o = 0; o < outNames.size(); o++) {
-                    outBytes += preallocated[o] != null ? preallocated[o].byteSize()
-                            : result != null ? valueBytes(result[o]) : 0;
+                if (result != null) {
+                    for (Map.Entry<String, OnnxValue> e : result) {
+                        outBytes += e.getValue() instanceof OnnxTensorLike t ? t.byteSize() : 0;
+                    }
                 }
-                Probes.runEnd(probe, id, model, provider, options == null ? "" : options.getRunTag(), false, feeds.size(),
-                        bytes(feeds.values()), outNames.size(), outBytes, error);
+                Probes.runEnd(probe, id, model, provider, options == null ? "" : options.getRunTag(), false, inputs.size(),
+                        bytes(inputs.values()), requestedOutputs.size(), outBytes, error);
             }
+        }
+    }
+
+    private Result runNative(Map<String, ? extends OnnxTensorLike> inputs, Set<String> requestedOutputs, RunOptions options) {
+        int nIn = inputs.size();
+        int nOut = requestedOutputs.size();
+        if (nOut == 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "no outputs requested");
+        }
+        String[] names = new String[nOut];
+        RunScratch s = RunScratch.take(2 * (nIn + nOut));
+        try {
+            long runOptions = beginRun(s, options);
+            putInputs(s, inputs, nIn);
+            int o = 0;
+            for (String name : requestedOutputs) {
+                Integer idx = outputIndex.get(name);
+                if (idx == null) {
+                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "unknown output '" + name
+                            + "'; the model's outputs are " + outputs.keySet());
+                }
+                names[o] = name;
+                s.set(2 * nIn + o, outputNameAddresses[idx]);
+                s.set(2 * nIn + nOut + o, 0);
+                o++;
+            }
+            callRun(s, runOptions, nIn, nOut);
+            long[] raw = new long[nOut];
+            for (o = 0; o < nOut; o++) {
+                raw[o] = s.get(2 * nIn + nOut + o);
+            }
+            try {
+                afterRun();
+            } catch (RuntimeException e) {
+                for (long r : raw) {
+                    if (r != 0) {
+                        Api.Direct.releaseValue(r);
+                    }
+                }
+                throw e;
+            }
+            return new Result(Arrays.asList(names), raw, s); // releases the values if it fails
+        } finally {
+            s.give();
+        }
+    }
+
+    /**
+     * Runs the model writing into outputs the caller preallocated (shape and type must match what
+     * the model produces). Nothing is returned: the tensors hold the results. With tensors made once,
+     * a run allocates nothing on the Java heap.
+     */
+    public void run(Map<String, ? extends OnnxTensorLike> inputs, Map<String, ? extends OnnxTensorLike> preallocatedOutputs,
+            RunOptions options) {
+        Object probe = Probes.runBegin();
+        if (probe == null) {
+            runNative(inputs, preallocatedOutputs, options);
+            return;
+        }
+        String error = null;
+        try {
+            runNative(inputs, preallocatedOutputs, options);
+        } catch (RuntimeException | Error e) {
+            error = String.valueOf(e.getMessage());
+            throw e;
+        } finally {
+            Probes.runStop(probe);
+            if (Probes.recording(probe)) {
+                Probes.runEnd(probe, id, model, provider, options == null ? "" : options.getRunTag(), false, inputs.size(),
+                        bytes(inputs.values()), preallocatedOutputs.size(), bytes(preallocatedOutputs.values()), error);
+            }
+        }
+    }
+
+    private void runNative(Map<String, ? extends OnnxTensorLike> inputs, Map<String, ? extends OnnxTensorLike> preallocatedOutputs,
+            RunOptions options) {
+        int nIn = inputs.size();
+        int nOut = preallocatedOutputs.size();
+        if (nOut == 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "no outputs requested");
+        }
+        RunScratch s = RunScratch.take(2 * (nIn + nOut));
+        try {
+            long runOptions = beginRun(s, options);
+            putInputs(s, inputs, nIn);
+            putPreallocated(s, preallocatedOutputs, 2 * nIn, nOut);
+            callRun(s, runOptions, nIn, nOut);
+            afterRun();
+        } finally {
+            s.give();
         }
     }
 
@@ -312,80 +388,96 @@ public final class OrtSession extends NativeObject {
         return sum;
     }
 
-    /** The bytes of a tensor value ORT returned (0 for other kinds of value, or when ORT cannot say). */
-    private static long valueBytes(MemorySegment value) {
-        try {
-            if (value.address() == 0 || Shapes.valueType(value) != OnnxValueType.TENSOR) {
-                return 0;
-            }
-            TensorInfo info = Shapes.tensorInfoOfValue(value);
-            return info.getType() == OnnxTensorType.STRING ? 0 : info.getElementCount() * info.getType().byteSize();
-        } catch (RuntimeException e) {
+    /** Begins the uses of this session and the run options (0 when null); returns the options' address. */
+    private long beginRun(RunScratch s, RunOptions options) {
+        s.beginUse(this);
+        if (options == null) {
             return 0;
+        }
+        s.beginUse(options);
+        return Handles.address(options);
+    }
+
+    private void callRun(RunScratch s, long runOptions, int nIn, int nOut) {
+        Api.checkStatus(Api.Direct.run(handleAddress(), runOptions, s.address(0), s.address(nIn), nIn,
+                s.address(2 * nIn), nOut, s.address(2 * nIn + nOut)));
+    }
+
+    /**
+     * Puts the {@code n} feeds into the scratch's words [0, n) (names) and [n, 2n) (values), each
+     * tensor's use begun. Looks the model's inputs up in the map, so that no iterator is made; a map
+     * with a name the model lacks, or a null tensor, is diagnosed afterwards.
+     */
+    private void putInputs(RunScratch s, Map<String, ? extends OnnxTensorLike> feeds, int n) {
+        int i = 0;
+        if (inputNameList.length <= LOOKUP_LIMIT) {
+            for (int k = 0; k < inputNameList.length && i < n; k++) {
+                OnnxTensorLike t = feeds.get(inputNameList[k]);
+                if (t != null) {
+                    s.set(n + i, t.beginRunUse(s, "input", inputNameList[k]));
+                    s.set(i++, inputNameAddresses[k]);
+                }
+            }
+            if (i != n) {
+                throw badNames(feeds, inputIndex, inputs.keySet(), "input");
+            }
+            return;
+        }
+        for (Map.Entry<String, ? extends OnnxTensorLike> e : feeds.entrySet()) {
+            Integer idx = inputIndex.get(e.getKey());
+            if (idx == null || e.getValue() == null) {
+                throw badNames(feeds, inputIndex, inputs.keySet(), "input");
+            }
+            s.set(n + i, e.getValue().beginRunUse(s, "input", e.getKey()));
+            s.set(i++, inputNameAddresses[idx]);
         }
     }
 
-    private MemorySegment[] invokeNative(Map<String, ? extends OnnxTensorLike> feeds, List<String> outNames,
-            OnnxTensorLike[] preallocated, RunOptions options) {
-        int nIn = feeds.size();
-        int nOut = outNames.size();
-        if (nOut == 0) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "no outputs requested");
+    /** Like {@link #putInputs} for preallocated outputs, at words [at, at + n) and [at + n, at + 2n). */
+    private void putPreallocated(RunScratch s, Map<String, ? extends OnnxTensorLike> given, int at, int n) {
+        int o = 0;
+        if (outputNameList.length <= LOOKUP_LIMIT) {
+            for (int k = 0; k < outputNameList.length && o < n; k++) {
+                OnnxTensorLike t = given.get(outputNameList[k]);
+                if (t != null) {
+                    s.set(at + n + o, t.beginRunUse(s, "output", outputNameList[k]));
+                    s.set(at + o++, outputNameAddresses[k]);
+                }
+            }
+            if (o != n) {
+                throw badNames(given, outputIndex, outputs.keySet(), "preallocated output");
+            }
+            return;
         }
-        try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
-            MemorySegment session = held.add(acquire());
-            MemorySegment inNames = arena.allocate(ADDRESS, Math.max(1, nIn));
-            MemorySegment inValues = arena.allocate(ADDRESS, Math.max(1, nIn));
-            int i = 0;
-            for (Map.Entry<String, ? extends OnnxTensorLike> e : feeds.entrySet()) {
-                Integer idx = inputIndex.get(e.getKey());
-                if (idx == null) {
-                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "unknown input '" + e.getKey()
-                            + "'; the model's inputs are " + inputs.keySet());
-                }
-                OnnxTensorLike t = e.getValue();
-                if (t == null) {
-                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "input '" + e.getKey() + "' is null");
-                }
-                inValues.setAtIndex(ADDRESS, i, held.add(t.acquireFor("input '" + e.getKey() + "'")));
-                inNames.setAtIndex(ADDRESS, i, inputNames[idx]);
-                i++;
+        for (Map.Entry<String, ? extends OnnxTensorLike> e : given.entrySet()) {
+            Integer idx = outputIndex.get(e.getKey());
+            if (idx == null || e.getValue() == null) {
+                throw badNames(given, outputIndex, outputs.keySet(), "preallocated output");
             }
-            MemorySegment outNamesC = arena.allocate(ADDRESS, nOut);
-            MemorySegment outValues = arena.allocate(ADDRESS, nOut);
-            for (int o = 0; o < nOut; o++) {
-                Integer idx = outputIndex.get(outNames.get(o));
-                if (idx == null) {
-                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "unknown output '" + outNames.get(o)
-                            + "'; the model's outputs are " + outputs.keySet());
-                }
-                outNamesC.setAtIndex(ADDRESS, o, outputNames[idx]);
-                outValues.setAtIndex(ADDRESS, o, preallocated[o] == null ? MemorySegment.NULL
-                        : held.add(preallocated[o].acquireFor("output '" + outNames.get(o) + "'")));
-            }
-            MemorySegment runOptions = options == null ? MemorySegment.NULL : held.add(Handles.acquire(options));
-            Api.checkStatus(OrtApi.Run.invoke(Api.Session.Run, session, runOptions, inNames, inValues, nIn, outNamesC, nOut, outValues));
-            MemorySegment[] result = new MemorySegment[nOut];
-            for (int o = 0; o < nOut; o++) {
-                result[o] = outValues.getAtIndex(ADDRESS, o);
-            }
-            try {
-                afterRun();
-            } catch (RuntimeException e) {
-                for (int o = 0; o < nOut; o++) {
-                    if (preallocated[o] == null && result[o].address() != 0) {
-                        OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, result[o]);
-                    }
-                }
-                throw e;
-            }
-            return result;
+            s.set(at + n + o, e.getValue().beginRunUse(s, "output", e.getKey()));
+            s.set(at + o++, outputNameAddresses[idx]);
         }
+    }
+
+    /** What is wrong with a map of tensors: a name the model lacks, or a null tensor. */
+    private static OrtException badNames(Map<String, ? extends OnnxTensorLike> m, Map<String, Integer> index,
+            Set<String> modelNames, String what) {
+        for (Map.Entry<String, ? extends OnnxTensorLike> e : m.entrySet()) {
+            if (!index.containsKey(e.getKey())) {
+                String kind = what.endsWith("input") ? "input" : "output";
+                return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "unknown " + kind + " '" + e.getKey()
+                        + "'; the model's " + kind + "s are " + modelNames);
+            }
+            if (e.getValue() == null) {
+                return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, what + " '" + e.getKey() + "' is null");
+            }
+        }
+        return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the " + what + "s changed during the run");
     }
 
     /** Lets the custom-op domains fail a run that succeeded (their kernels' deferred device errors). */
     private void afterRun() {
-        for (OrtCustomOpDomain d : domains) {
+        for (OrtCustomOpDomain d : domainArray) {
             d.afterRun();
         }
     }
@@ -416,13 +508,8 @@ public final class OrtSession extends NativeObject {
         Object probe = Probes.runBegin();
         if (probe == null) {
             runNative(binding, options);
-        } else {
-            runProbed(probe, binding, options);
+            return;
         }
-    }
-
-    /** {@link #runNative} with the JFR Run event and the NVTX range of {@link Probes}. */
-    private void runProbed(Object probe, OrtIoBinding binding, RunOptions options) {
         String error = null;
         try {
             runNative(binding, options);
@@ -440,15 +527,14 @@ public final class OrtSession extends NativeObject {
     }
 
     private void runNative(OrtIoBinding binding, RunOptions options) {
-        try (LeaseGroup held = new LeaseGroup()) {
-            MemorySegment session = held.add(acquire());
-            MemorySegment b = held.add(Handles.acquire(binding));
-            binding.acquireBound(held);
-            binding.rebindDeviceOutputs(b);
-            MemorySegment runOptions = options == null ? MemorySegment.NULL : held.add(Handles.acquire(options));
-            Api.checkStatus(OrtApi.RunWithBinding.invoke(Api.IoBinding.RunWithBinding, session, runOptions, b),
-                    "run with IO binding");
+        RunScratch s = RunScratch.take(0);
+        try {
+            long runOptions = beginRun(s, options);
+            long b = binding.beginRun(s);
+            Api.checkStatus(Api.Direct.runWithBinding(handleAddress(), runOptions, b), "run with IO binding");
             afterRun();
+        } finally {
+            s.give();
         }
     }
 

@@ -5,8 +5,8 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.RunScratch;
 
 /**
  * The outputs of one run, by name and in the order requested. Owns the values: closing the
@@ -16,20 +16,26 @@ public final class Result implements AutoCloseable, Iterable<Map.Entry<String, O
     private final List<String> names;
     private final OnnxValue[] values;
 
-    Result(List<String> names, MemorySegment[] raw) {
+    /**
+     * Takes the values {@code raw} (a run's outputs, named by {@code names}), reading each through
+     * {@code scratch}; if one cannot be read, releases them all and throws.
+     */
+    Result(List<String> names, long[] raw, RunScratch scratch) {
         this.names = List.copyOf(names);
         this.values = new OnnxValue[raw.length];
         try {
             for (int i = 0; i < raw.length; i++) {
-                OnnxValueType type = Shapes.valueType(raw[i]);
-                values[i] = type == OnnxValueType.TENSOR ? OnnxTensorLike.fromOrtValue(raw[i]) : new OnnxOtherValue(raw[i], type);
+                Api.checkStatus(Api.Direct.getValueType(raw[i], scratch.out(0)));
+                OnnxValueType type = OnnxValueType.of(scratch.outInt(0));
+                values[i] = type == OnnxValueType.TENSOR ? OnnxTensorLike.fromOrtValue(raw[i], scratch)
+                        : new OnnxOtherValue(MemorySegment.ofAddress(raw[i]), type);
             }
         } catch (RuntimeException e) {
             for (int i = 0; i < raw.length; i++) {
                 if (values[i] != null) {
                     values[i].close();
-                } else if (raw[i].address() != 0) {
-                    OrtApi.ReleaseValue.invoke(Api.Value.ReleaseValue, raw[i]);
+                } else if (raw[i] != 0) {
+                    Api.Direct.releaseValue(raw[i]);
                 }
             }
             throw e;

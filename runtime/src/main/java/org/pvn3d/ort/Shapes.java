@@ -57,27 +57,4 @@ final class Shapes {
             OrtApi.ReleaseTypeInfo.invoke(Api.TypeInfo.ReleaseTypeInfo, typeInfo);
         }
     }
-
-    /** The type and shape of an {@code OrtValue} that is a tensor. */
-    static TensorInfo tensorInfoOfValue(MemorySegment value) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ADDRESS);
-            Api.checkStatus(OrtApi.GetTensorTypeAndShape.invoke(Api.Value.GetTensorTypeAndShape, value, out));
-            MemorySegment info = out.get(ADDRESS, 0);
-            try {
-                return tensorInfo(info);
-            } finally {
-                OrtApi.ReleaseTensorTypeAndShapeInfo.invoke(Api.TypeInfo.ReleaseTensorTypeAndShapeInfo, info);
-            }
-        }
-    }
-
-    /** The kind of an {@code OrtValue}. */
-    static OnnxValueType valueType(MemorySegment value) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(JAVA_INT);
-            Api.checkStatus(OrtApi.GetValueType.invoke(Api.Value.GetValueType, value, out));
-            return OnnxValueType.of(out.get(JAVA_INT, 0));
-        }
-    }
 }

@@ -18,6 +18,34 @@ public final class TensorInfo {
         this.dimensionNames = dimensionNames.clone();
     }
 
+    /** No dimension names, for each rank up to 8 (shared: never handed out, only copies). */
+    private static final String[][] NO_NAMES = new String[9][];
+
+    static {
+        for (int r = 0; r < NO_NAMES.length; r++) {
+            NO_NAMES[r] = new String[r];
+            java.util.Arrays.fill(NO_NAMES[r], "");
+        }
+    }
+
+    private TensorInfo(OnnxTensorType type, long[] shape, String[] dimensionNames, boolean owned) {
+        this.type = type;
+        this.shape = shape;
+        this.dimensionNames = dimensionNames;
+    }
+
+    /** The info of a value (a concrete shape, no dimension names), taking {@code shape} as it is. */
+    static TensorInfo ofValue(OnnxTensorType type, long[] shape) {
+        String[] names;
+        if (shape.length < NO_NAMES.length) {
+            names = NO_NAMES[shape.length];
+        } else {
+            names = new String[shape.length];
+            java.util.Arrays.fill(names, "");
+        }
+        return new TensorInfo(type, shape, names, true);
+    }
+
     public OnnxTensorType getType() {
         return type;
     }

@@ -21,13 +21,20 @@ final class CudaScratch implements AutoCloseable {
     private final Map<Long, MemorySegment> blocks = new HashMap<>();
     private final Map<Long, Long> sizes = new HashMap<>();
     private final List<MemorySegment> retired = new ArrayList<>();
+    // the block of the last stream, looked up without a boxed key
+    private long lastStream;
+    private long lastSize = -1;
+    private MemorySegment lastBlock;
 
     /** At least {@code bytes} of device memory for launches on {@code stream}. */
     synchronized MemorySegment get(KernelContext ctx, KernelTensor like, MemorySegment stream, long bytes) {
         long key = stream.address();
+        if (lastBlock != null && key == lastStream && lastSize >= bytes) {
+            return lastBlock;
+        }
         Long have = sizes.get(key);
         if (have != null && have >= bytes) {
-            return blocks.get(key);
+            return remember(key, have, blocks.get(key));
         }
         if (allocator == null) {
             allocator = ctx.allocator(like);
@@ -39,6 +46,13 @@ final class CudaScratch implements AutoCloseable {
         }
         blocks.put(key, block);
         sizes.put(key, size);
+        return remember(key, size, block);
+    }
+
+    private MemorySegment remember(long stream, long size, MemorySegment block) {
+        lastStream = stream;
+        lastSize = size;
+        lastBlock = block;
         return block;
     }
 
@@ -57,6 +71,7 @@ final class CudaScratch implements AutoCloseable {
         } finally {
             retired.clear();
             blocks.clear();
+            lastBlock = null;
             sizes.clear();
             allocator.close();
             allocator = null;

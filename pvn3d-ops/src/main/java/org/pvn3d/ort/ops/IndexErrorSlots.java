@@ -37,13 +37,19 @@ final class IndexErrorSlots implements AutoCloseable {
     private final Describer describer;
     private final String suffix;
     private final ConcurrentHashMap<Long, Slot> slots = new ConcurrentHashMap<>();
+    // what each launch and each check after a run read without a map lookup (a boxed key) or an
+    // iterator: the slot of the last stream, and every slot as an array (rebuilt when one is added)
+    private volatile Slot last;
+    private volatile Slot[] all = new Slot[0];
 
     private static final class Slot {
+        final long stream;
         final MemorySegment host;
         final MemorySegment device;
         volatile long limit;
 
-        Slot(MemorySegment host, MemorySegment device) {
+        Slot(long stream, MemorySegment host, MemorySegment device) {
+            this.stream = stream;
             this.host = host;
             this.device = device;
         }
@@ -77,14 +83,38 @@ final class IndexErrorSlots implements AutoCloseable {
      * {@link #kabsch} slots: whose model_kps holds {@code limit} elements).
      */
     MemorySegment flagFor(MemorySegment stream, long limit) {
-        Slot slot = slots.computeIfAbsent(stream.address(), s -> allocate());
+        Slot slot = slotOf(stream.address());
         slot.limit = limit;
         return slot.device;
     }
 
+    private Slot slotOf(long stream) {
+        Slot slot = last;
+        if (slot == null || slot.stream != stream) {
+            slot = slots.get(stream);
+            if (slot == null) {
+                synchronized (this) {
+                    slot = slots.get(stream);
+                    if (slot == null) {
+                        slot = allocate(stream);
+                        slots.put(stream, slot);
+                        Slot[] more = java.util.Arrays.copyOf(all, all.length + 1);
+                        more[more.length - 1] = slot;
+                        all = more;
+                    }
+                }
+            }
+            last = slot;
+        }
+        return slot;
+    }
+
     /** After the stream's work is done: throws the launch's index error, if any, and clears it. */
     void check(MemorySegment stream) {
-        Slot slot = slots.get(stream.address());
+        Slot slot = last;
+        if (slot == null || slot.stream != stream.address()) {
+            slot = slots.get(stream.address());
+        }
         if (slot != null) {
             report(slot);
         }
@@ -92,7 +122,7 @@ final class IndexErrorSlots implements AutoCloseable {
 
     /** Reports the first recorded error of any stream (deferred mode, after the run). */
     void checkAll() {
-        for (Slot slot : slots.values()) {
+        for (Slot slot : all) {
             report(slot);
         }
     }
@@ -114,7 +144,7 @@ final class IndexErrorSlots implements AutoCloseable {
         }
     }
 
-    private Slot allocate() {
+    private Slot allocate(long stream) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             OpsLibrary.check(pvn3d_cuda_malloc_host(out, 16L, 1));
@@ -127,12 +157,14 @@ final class IndexErrorSlots implements AutoCloseable {
                 int ignored = pvn3d_cuda_free_host(host);
                 throw e;
             }
-            return new Slot(host, out.get(ADDRESS, 0));
+            return new Slot(stream, host, out.get(ADDRESS, 0));
         }
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
+        last = null;
+        all = new Slot[0];
         for (Slot slot : slots.values()) {
             try {
                 int ignored = pvn3d_cuda_free_host(slot.host);

@@ -151,7 +151,9 @@ final class PoseSolve extends Pvn3dKernel {
                     + ")");
         }
         if (rank == 3) {
-            ctx.requireDim(model, 0, b, "the batch size B of " + otherName + ": one model per batch item");
+            if (model.dim(0) != b) {
+                ctx.requireDim(model, 0, b, "the batch size B of " + otherName + ": one model per batch item");
+            }
             return b;
         }
         return 0;

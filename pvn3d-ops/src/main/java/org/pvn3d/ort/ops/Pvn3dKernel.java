@@ -82,7 +82,7 @@ abstract class Pvn3dKernel implements CustomKernel {
         KernelTensor t = ctx.input(index, OnnxTensorType.FLOAT, 3);
         ctx.requireDim(t, 2, 3, "x, y, z");
         if (batch >= 0) {
-            ctx.requireDim(t, 0, batch, "the batch size B of " + batchOrigin);
+            ctx.requireDim(t, 0, batch, "the batch size B of ", batchOrigin); // the message is built only on failure
         }
         return t;
     }

@@ -6,9 +6,8 @@ import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
@@ -31,7 +30,8 @@ final class DomainState extends NativeObject {
     final String name;
     private final Arena arena;
     private final List<OpBinding> bindings = new ArrayList<>();
-    private final Set<KernelHolder> kernels = ConcurrentHashMap.newKeySet();
+    /** The live kernels, copied on each change, so that the check after every run iterates an array. */
+    private volatile KernelHolder[] kernels = new KernelHolder[0];
 
     DomainState(String name, List<CustomOp> ops) {
         super("OrtCustomOpDomain", createDomain(name));
@@ -85,11 +85,26 @@ final class DomainState extends NativeObject {
     }
 
     void kernelCreated(KernelHolder k) {
-        kernels.add(k);
+        synchronized (bindings) {
+            KernelHolder[] now = Arrays.copyOf(kernels, kernels.length + 1);
+            now[now.length - 1] = k;
+            kernels = now;
+        }
     }
 
     void kernelDestroyed(KernelHolder k) {
-        kernels.remove(k);
+        synchronized (bindings) {
+            KernelHolder[] now = kernels;
+            for (int i = 0; i < now.length; i++) {
+                if (now[i] == k) {
+                    KernelHolder[] less = new KernelHolder[now.length - 1];
+                    System.arraycopy(now, 0, less, 0, i);
+                    System.arraycopy(now, i + 1, less, i, now.length - i - 1);
+                    kernels = less;
+                    return;
+                }
+            }
+        }
     }
 
     /** Throws the first error a live kernel learned after its device work finished (others suppressed). */
@@ -112,16 +127,17 @@ final class DomainState extends NativeObject {
     }
 
     List<KernelHolder> liveKernels() {
-        return List.copyOf(kernels);
+        return List.of(kernels);
     }
 
     @Override
     protected void releaseNative(MemorySegment handle) {
-        if (!kernels.isEmpty()) {
+        KernelHolder[] live = kernels;
+        if (live.length > 0) {
             // cannot happen while sessions keep their leases; if it does, keep the memory (a leak)
             // rather than free structs ORT may still call through
             LOG.log(Level.ERROR, "custom-op domain {0} released with {1} live kernels; keeping its memory",
-                    name, kernels.size());
+                    name, live.length);
             return;
         }
         OrtApi.ReleaseCustomOpDomain.invoke(Api.CustomOpDomain.ReleaseCustomOpDomain, handle);

@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.List;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
@@ -16,24 +17,71 @@ import org.pvn3d.ort.internal.Api;
 /**
  * One compute call of a kernel: its inputs, its outputs (allocated by shape), the CUDA stream ORT
  * runs the node on, and ORT's allocator for scratch memory. Valid only during {@link
- * CustomKernel#compute}; the bridge closes it when compute returns.
+ * CustomKernel#compute}; the bridge ends it when compute returns.
  *
  * <p>The {@code input(index, type, rank)} and {@code requireDim} checks throw
  * {@link OrtException}s whose messages name the operator, the input and the offending value, as
  * spec/ops.md asks; thrown from compute they fail the run, not the session.
+ *
+ * <p><b>No allocation per call.</b> The bridge keeps contexts per kernel and reuses them call after
+ * call (one per compute in flight on the kernel): the out-parameters of ORT's calls are native words
+ * made once, each port has one {@link KernelTensor} view that is refilled, the stream segment is kept
+ * while the stream stays, and every ORT call goes through {@link Api.Direct}. An input costs seven
+ * calls into ORT (the value, its type and shape read and released, its data), an output two (ORT
+ * allocates it with the shape given; its type is the one the operator declares). Pass output shapes
+ * as separate arguments ({@code output(0, b, c, m)}, up to four dimensions without an array); the
+ * strings of the checks are only built when a check fails.
  */
 public final class KernelContext implements AutoCloseable {
+    private static final int PTR = 0;
+    private static final int LONG = 8;
+    private static final int INT = 16;
+    private static final int DIMS = 24;
+
     private final CustomOp op;
     private final String nodeName;
-    private final MemorySegment context;
-    private final Arena arena = Arena.ofConfined();
-    private final MemorySegment ptrOut = arena.allocate(ADDRESS);
-    private final MemorySegment longOut = arena.allocate(JAVA_LONG);
+    private final String where;
+    private KernelTensor[] inputs;
+    private KernelTensor[] outputs;
+    private MemorySegment scratch;
+    private long base;
+    private int dimCapacity;
+    private long context; // the OrtKernelContext* of the call in progress; 0 between calls
+    private long streamAddress;
+    private MemorySegment stream = MemorySegment.NULL;
 
-    KernelContext(CustomOp op, String nodeName, MemorySegment context) {
+    KernelContext(CustomOp op, String nodeName) {
         this.op = op;
         this.nodeName = nodeName;
-        this.context = context;
+        this.where = op.name() + (nodeName.isEmpty() ? "" : " (node '" + nodeName + "')");
+        this.inputs = new KernelTensor[op.inputs().size()];
+        this.outputs = new KernelTensor[op.outputs().size()];
+        growDims(8);
+    }
+
+    private void growDims(int rank) {
+        dimCapacity = Math.max(rank, 2 * dimCapacity);
+        scratch = Arena.ofAuto().allocate(DIMS + 8L * dimCapacity, 8);
+        base = scratch.address();
+    }
+
+    /** Starts a call on ORT's {@code OrtKernelContext*}. */
+    void begin(long kernelContext) {
+        context = kernelContext;
+    }
+
+    /** Ends the call: the context refuses use until the next one begins. */
+    void end() {
+        context = 0;
+    }
+
+    private long live() {
+        long c = context;
+        if (c == 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, where
+                    + ": the KernelContext is only valid while compute runs");
+        }
+        return c;
     }
 
     public CustomOp op() {
@@ -46,27 +94,29 @@ public final class KernelContext implements AutoCloseable {
 
     /** "OpName" plus the node's name, for messages. */
     public String where() {
-        return op.name() + (nodeName.isEmpty() ? "" : " (node '" + nodeName + "')");
+        return where;
     }
 
     public int inputCount() {
-        Api.checkStatus(OrtApi.KernelContext_GetInputCount.invoke(Api.Kernel.KernelContext_GetInputCount, context, longOut));
-        return Math.toIntExact(longOut.get(JAVA_LONG, 0));
+        check(Api.Direct.kernelContextGetInputCount(live(), base + LONG), "input count");
+        return Math.toIntExact(scratch.get(JAVA_LONG, LONG));
     }
 
     public int outputCount() {
-        Api.checkStatus(OrtApi.KernelContext_GetOutputCount.invoke(Api.Kernel.KernelContext_GetOutputCount, context, longOut));
-        return Math.toIntExact(longOut.get(JAVA_LONG, 0));
+        check(Api.Direct.kernelContextGetOutputCount(live(), base + LONG), "output count");
+        return Math.toIntExact(scratch.get(JAVA_LONG, LONG));
     }
 
     /** Input {@code index}, or null when an optional input is absent. */
     public KernelTensor inputOrNull(int index) {
-        Api.checkStatus(OrtApi.KernelContext_GetInput.invoke(Api.Kernel.KernelContext_GetInput, context, index, ptrOut));
-        MemorySegment value = ptrOut.get(ADDRESS, 0);
-        if (value.address() == 0) {
+        check(Api.Direct.kernelContextGetInput(live(), index, base + PTR), "input", index);
+        long value = scratch.get(JAVA_LONG, PTR);
+        if (value == 0) {
             return null;
         }
-        return view(portName(op.inputs(), index, "input"), value, inputOnHost(index));
+        KernelTensor t = inputView(index);
+        read(t, value);
+        return t;
     }
 
     /** Input {@code index}; an absent input is an error naming it. */
@@ -103,22 +153,94 @@ public final class KernelContext implements AutoCloseable {
         }
     }
 
+    /**
+     * Like {@link #requireDim(KernelTensor, int, long, String)}, where the meaning is "{@code meaning}
+     * {@code of}" (e.g. "the batch size B of " and "xyz"), put together only when the check fails.
+     */
+    public void requireDim(KernelTensor t, int axis, long expected, String meaning, String of) {
+        if (t.dim(axis) != expected) {
+            requireDim(t, axis, expected, meaning + of);
+        }
+    }
+
+    /** Output {@code index}, a scalar, allocated by ORT in the provider's memory. */
+    public KernelTensor output(int index) {
+        return allocateOutput(index, 0);
+    }
+
+    /** Output {@code index} of shape [d0], allocated by ORT in the provider's memory. */
+    public KernelTensor output(int index, long d0) {
+        setDim(0, d0);
+        return allocateOutput(index, 1);
+    }
+
+    /** Output {@code index} of shape [d0, d1], allocated by ORT in the provider's memory. */
+    public KernelTensor output(int index, long d0, long d1) {
+        setDim(0, d0);
+        setDim(1, d1);
+        return allocateOutput(index, 2);
+    }
+
+    /** Output {@code index} of shape [d0, d1, d2], allocated by ORT in the provider's memory. */
+    public KernelTensor output(int index, long d0, long d1, long d2) {
+        setDim(0, d0);
+        setDim(1, d1);
+        setDim(2, d2);
+        return allocateOutput(index, 3);
+    }
+
+    /** Output {@code index} of shape [d0, d1, d2, d3], allocated by ORT in the provider's memory. */
+    public KernelTensor output(int index, long d0, long d1, long d2, long d3) {
+        setDim(0, d0);
+        setDim(1, d1);
+        setDim(2, d2);
+        setDim(3, d3);
+        return allocateOutput(index, 4);
+    }
+
     /** Output {@code index}, allocated by ORT with {@code shape} in the provider's memory. */
     public KernelTensor output(int index, long... shape) {
-        for (long d : shape) {
-            if (d < 0) {
-                throw invalid("output " + portName(op.outputs(), index, "output") + " cannot have shape " + Arrays.toString(shape));
+        if (shape.length > dimCapacity) {
+            growDims(shape.length);
+        }
+        for (int i = 0; i < shape.length; i++) {
+            setDim(i, shape[i]);
+        }
+        return allocateOutput(index, shape.length);
+    }
+
+    private void setDim(int i, long d) {
+        scratch.set(JAVA_LONG, DIMS + 8L * i, d);
+    }
+
+    private KernelTensor allocateOutput(int index, int rank) {
+        long c = live();
+        for (int i = 0; i < rank; i++) {
+            if (scratch.get(JAVA_LONG, DIMS + 8L * i) < 0) {
+                throw invalid("output " + portName(op.outputs(), index, "output") + " cannot have shape "
+                        + Arrays.toString(scratch.asSlice(DIMS, 8L * rank).toArray(JAVA_LONG)));
             }
         }
-        MemorySegment dims = arena.allocate(JAVA_LONG, Math.max(1, shape.length));
-        MemorySegment.copy(shape, 0, dims, JAVA_LONG, 0, shape.length);
-        Api.checkStatus(OrtApi.KernelContext_GetOutput.invoke(Api.Kernel.KernelContext_GetOutput, context, index, dims,
-                shape.length, ptrOut), where() + ": output " + index);
-        MemorySegment value = ptrOut.get(ADDRESS, 0);
-        if (value.address() == 0) {
-            throw new OrtException(OrtErrorCode.ORT_FAIL, where() + ": ORT gave no value for output " + index);
+        long status = Api.Direct.kernelContextGetOutput(c, index, base + DIMS, rank, base + PTR);
+        if (status != 0) {
+            throw Api.toException(MemorySegment.ofAddress(status), where + ": output " + index);
         }
-        return view(portName(op.outputs(), index, "output"), value, op.runsOnCpu());
+        long value = scratch.get(JAVA_LONG, PTR);
+        if (value == 0) {
+            throw new OrtException(OrtErrorCode.ORT_FAIL, where + ": ORT gave no value for output " + index);
+        }
+        KernelTensor t = outputView(index);
+        if (t.declaredType() == OnnxTensorType.UNDEFINED) {
+            read(t, value); // the graph decides the type: ask
+            return t;
+        }
+        long[] shape = t.shapeFor(rank);
+        for (int i = 0; i < rank; i++) {
+            shape[i] = scratch.get(JAVA_LONG, DIMS + 8L * i);
+        }
+        check(Api.Direct.getTensorMutableData(value, base + PTR), t.name());
+        t.set(value, t.declaredType(), scratch.get(JAVA_LONG, PTR));
+        return t;
     }
 
     /**
@@ -127,9 +249,13 @@ public final class KernelContext implements AutoCloseable {
      * following nodes after it.
      */
     public MemorySegment gpuStream() {
-        Api.checkStatus(OrtApi.KernelContext_GetGPUComputeStream.invoke(Api.Kernel.KernelContext_GetGPUComputeStream,
-                context, ptrOut), where() + ": compute stream");
-        return ptrOut.get(ADDRESS, 0);
+        check(Api.Direct.kernelContextGetGpuComputeStream(live(), base + PTR), "compute stream");
+        long s = scratch.get(JAVA_LONG, PTR);
+        if (s != streamAddress) {
+            stream = s == 0 ? MemorySegment.NULL : MemorySegment.ofAddress(s);
+            streamAddress = s;
+        }
+        return stream;
     }
 
     /**
@@ -137,50 +263,106 @@ public final class KernelContext implements AutoCloseable {
      * CUDA arena on that device). The caller closes it (after freeing its blocks).
      */
     public KernelAllocator allocator(KernelTensor like) {
-        Api.checkStatus(OrtApi.GetTensorMemoryInfo.invoke(Api.Value.GetTensorMemoryInfo, like.ortValue(), ptrOut));
-        MemorySegment memoryInfo = ptrOut.get(ADDRESS, 0);
-        Api.checkStatus(OrtApi.KernelContext_GetAllocator.invoke(Api.Kernel.KernelContext_GetAllocator, context, memoryInfo,
-                ptrOut), where() + ": allocator");
-        return new KernelAllocator(ptrOut.get(ADDRESS, 0));
+        MemorySegment c = MemorySegment.ofAddress(live());
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Api.checkStatus(OrtApi.GetTensorMemoryInfo.invoke(Api.Value.GetTensorMemoryInfo,
+                    MemorySegment.ofAddress(like.ortValue()), out));
+            MemorySegment memoryInfo = out.get(ADDRESS, 0);
+            Api.checkStatus(OrtApi.KernelContext_GetAllocator.invoke(Api.Kernel.KernelContext_GetAllocator, c,
+                    memoryInfo, out), where + ": allocator");
+            return new KernelAllocator(out.get(ADDRESS, 0));
+        }
     }
 
     /** An {@link OrtErrorCode#ORT_INVALID_ARGUMENT} exception whose message starts with the operator. */
     public OrtException invalid(String problem) {
-        return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, where() + ": " + problem);
+        return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, where + ": " + problem);
     }
 
+    /** Ends this call early (the bridge ends it anyway when compute returns). */
     @Override
     public void close() {
-        arena.close();
+        end();
     }
 
-    private boolean inputOnHost(int index) {
+    /** Reads {@code value}'s type, shape and data into {@code t} (seven calls, no allocation at a steady shape). */
+    private void read(KernelTensor t, long value) {
+        check(Api.Direct.getTensorTypeAndShape(value, base + PTR), t.name());
+        long info = scratch.get(JAVA_LONG, PTR);
+        OnnxTensorType type;
+        try {
+            check(Api.Direct.getTensorElementType(info, base + INT), t.name());
+            type = OnnxTensorType.of(scratch.get(JAVA_INT, INT));
+            check(Api.Direct.getDimensionsCount(info, base + LONG), t.name());
+            int rank = Math.toIntExact(scratch.get(JAVA_LONG, LONG));
+            if (rank > dimCapacity) {
+                growDims(rank);
+            }
+            check(Api.Direct.getDimensions(info, base + DIMS, rank), t.name());
+            long[] shape = t.shapeFor(rank);
+            for (int i = 0; i < rank; i++) {
+                shape[i] = scratch.get(JAVA_LONG, DIMS + 8L * i);
+            }
+        } finally {
+            Api.Direct.releaseTensorTypeAndShapeInfo(info);
+        }
+        check(Api.Direct.getTensorMutableData(value, base + PTR), t.name());
+        t.set(value, type, scratch.get(JAVA_LONG, PTR));
+    }
+
+    private void check(long status, String what) {
+        if (status != 0) {
+            throw Api.toException(MemorySegment.ofAddress(status), where + ": " + what);
+        }
+    }
+
+    private void check(long status, String what, int index) {
+        if (status != 0) {
+            throw Api.toException(MemorySegment.ofAddress(status), where + ": " + what + " " + index);
+        }
+    }
+
+    private KernelTensor inputView(int index) {
+        if (index >= inputs.length) {
+            inputs = Arrays.copyOf(inputs, index + 1);
+        }
+        KernelTensor t = inputs[index];
+        if (t == null) {
+            Port p = port(op.inputs(), index);
+            t = new KernelTensor(portName(op.inputs(), index, "input"), inputOnHost(p),
+                    p == null ? OnnxTensorType.UNDEFINED : p.type());
+            inputs[index] = t;
+        }
+        return t;
+    }
+
+    private KernelTensor outputView(int index) {
+        if (index >= outputs.length) {
+            outputs = Arrays.copyOf(outputs, index + 1);
+        }
+        KernelTensor t = outputs[index];
+        if (t == null) {
+            Port p = port(op.outputs(), index);
+            // a declared type holds for a plain port, and for every value of a homogeneous variadic one
+            boolean typed = p != null && (p.kind() != Port.Kind.VARIADIC || p.homogeneous());
+            t = new KernelTensor(portName(op.outputs(), index, "output"), op.runsOnCpu(),
+                    typed ? p.type() : OnnxTensorType.UNDEFINED);
+            outputs[index] = t;
+        }
+        return t;
+    }
+
+    /** The port of {@code index}: its own, or the last (variadic) one, or null. */
+    private static Port port(List<Port> ports, int index) {
+        return index < ports.size() ? ports.get(index) : ports.isEmpty() ? null : ports.getLast();
+    }
+
+    private boolean inputOnHost(Port p) {
         if (op.runsOnCpu()) {
             return true;
         }
-        Port p = index < op.inputs().size() ? op.inputs().get(index) : op.inputs().isEmpty() ? null : op.inputs().getLast();
         return p != null && p.memory() == Port.Memory.CPU_INPUT;
-    }
-
-    private KernelTensor view(String name, MemorySegment value, boolean onHost) {
-        Api.checkStatus(OrtApi.GetTensorTypeAndShape.invoke(Api.Value.GetTensorTypeAndShape, value, ptrOut), where() + ": " + name);
-        MemorySegment info = ptrOut.get(ADDRESS, 0);
-        OnnxTensorType type;
-        long[] shape;
-        try {
-            MemorySegment intOut = arena.allocate(JAVA_INT);
-            Api.checkStatus(OrtApi.GetTensorElementType.invoke(Api.TypeInfo.GetTensorElementType, info, intOut));
-            type = OnnxTensorType.of(intOut.get(JAVA_INT, 0));
-            Api.checkStatus(OrtApi.GetDimensionsCount.invoke(Api.TypeInfo.GetDimensionsCount, info, longOut));
-            int rank = Math.toIntExact(longOut.get(JAVA_LONG, 0));
-            MemorySegment dims = arena.allocate(JAVA_LONG, Math.max(1, rank));
-            Api.checkStatus(OrtApi.GetDimensions.invoke(Api.TypeInfo.GetDimensions, info, dims, rank));
-            shape = dims.asSlice(0, rank * 8L).toArray(JAVA_LONG);
-        } finally {
-            OrtApi.ReleaseTensorTypeAndShapeInfo.invoke(Api.TypeInfo.ReleaseTensorTypeAndShapeInfo, info);
-        }
-        Api.checkStatus(OrtApi.GetTensorMutableData.invoke(Api.Value.GetTensorMutableData, value, ptrOut), where() + ": " + name);
-        return new KernelTensor(name, value, type, shape, ptrOut.get(ADDRESS, 0), onHost);
     }
 
     /** The inputs' shapes ("[1,1024,3] [1,256]"; "-" for an absent optional input) and their bytes in all. */
@@ -235,7 +417,7 @@ public final class KernelContext implements AutoCloseable {
         }
     }
 
-    private static String portName(java.util.List<Port> ports, int index, String what) {
+    private static String portName(List<Port> ports, int index, String what) {
         if (index < ports.size()) {
             return ports.get(index).name();
         }

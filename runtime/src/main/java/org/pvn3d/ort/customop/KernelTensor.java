@@ -11,22 +11,56 @@ import org.pvn3d.ort.OnnxTensorType;
  * <p>{@link #data()} is sized to the tensor's bytes when the data is in host memory; for device
  * memory it is a zero-length segment that only carries the address (to pass to a CUDA launcher),
  * so Java cannot read device memory by mistake.
+ *
+ * <p>The bridge keeps one view per port of each kernel and refills it on every call, so a compute
+ * allocates nothing: the shape array is reused while the rank stays, and the data segment while the
+ * address and size stay (ORT's memory planner hands a node the same buffers run after run). Read
+ * dimensions with {@link #dim} and {@link #rank}; {@link #shape()} makes a copy.
  */
 public final class KernelTensor {
-    private final String name;
-    private final MemorySegment value;
-    private final OnnxTensorType type;
-    private final long[] shape;
-    private final MemorySegment data;
-    private final boolean onHost;
+    private static final long[] SCALAR = new long[0];
 
-    KernelTensor(String name, MemorySegment value, OnnxTensorType type, long[] shape, MemorySegment rawData, boolean onHost) {
+    private final String name;
+    private final boolean onHost;
+    private final OnnxTensorType declared;
+    private long value;
+    private OnnxTensorType type = OnnxTensorType.UNDEFINED;
+    private long[] shape = SCALAR;
+    private MemorySegment data = MemorySegment.NULL;
+    private long dataAddress;
+    private long dataBytes = -1;
+
+    /** A view for the port {@code name}, whose data is host memory when {@code onHost}. */
+    KernelTensor(String name, boolean onHost, OnnxTensorType declared) {
         this.name = name;
+        this.onHost = onHost;
+        this.declared = declared;
+    }
+
+    /** The shape array to fill for a tensor of {@code rank} dimensions (this view's own, reused). */
+    long[] shapeFor(int rank) {
+        if (shape.length != rank) {
+            shape = rank == 0 ? SCALAR : new long[rank];
+        }
+        return shape;
+    }
+
+    /** Points the view at {@code value} of {@code type} (the shape already filled) with data at {@code address}. */
+    void set(long value, OnnxTensorType type, long address) {
         this.value = value;
         this.type = type;
-        this.shape = shape;
-        this.onHost = onHost;
-        this.data = onHost ? rawData.reinterpret(elementCount() * type.byteSize()) : rawData;
+        long bytes = onHost ? elementCount() * type.byteSize() : 0;
+        if (address != dataAddress || bytes != dataBytes) {
+            data = address == 0 ? MemorySegment.NULL : onHost ? MemorySegment.ofAddress(address).reinterpret(bytes)
+                    : MemorySegment.ofAddress(address);
+            dataAddress = address;
+            dataBytes = bytes;
+        }
+    }
+
+    /** The element type the operator declares for this port ({@code UNDEFINED}: any). */
+    OnnxTensorType declaredType() {
+        return declared;
     }
 
     /** The port's name (for messages). */
@@ -70,7 +104,7 @@ public final class KernelTensor {
     }
 
     /** The {@code OrtValue*}, for the context's own ORT calls (an allocator for this tensor's memory). */
-    MemorySegment ortValue() {
+    long ortValue() {
         return value;
     }
 

@@ -4,9 +4,11 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
@@ -17,7 +19,12 @@ import org.pvn3d.ort.internal.Probes;
 /**
  * The upcall stubs every {@code OrtCustomOp} struct points at, and the dispatch from ORT's pointers
  * to Java objects: the op struct's address finds its {@link OpBinding}, the kernel pointer (a small
- * id, never dereferenced by ORT) finds its {@link KernelHolder}.
+ * id, never dereferenced by ORT) finds its {@link KernelHolder} in an array.
+ *
+ * <p>The compute entry, called for every node on every run, allocates nothing: its stub takes and
+ * returns the pointers as {@code long}s (no {@link MemorySegment} per argument), the kernel is an array
+ * index (no boxed key), and the {@link KernelContext} is the kernel's own, reused (see
+ * {@link KernelHolder}).
  *
  * <p>Why one process-wide set of stubs rather than stubs per operator: a stub is generated code, so
  * creating ~16 per operator per domain would make registering a domain slow and grow code memory
@@ -31,8 +38,10 @@ final class Upcalls {
     private static final System.Logger LOG = System.getLogger("org.pvn3d.ort.customop");
 
     private static final ConcurrentHashMap<Long, OpBinding> OPS = new ConcurrentHashMap<>();
-    private static final ConcurrentHashMap<Long, KernelHolder> KERNELS = new ConcurrentHashMap<>();
-    private static final AtomicLong NEXT_KERNEL = new AtomicLong(1);
+    /** Live kernels by id (index 0 unused); written under the lock, the array published by the volatile write. */
+    private static volatile KernelHolder[] kernels = new KernelHolder[64];
+    private static final Object KERNELS_LOCK = new Object();
+    private static int nextKernel = 1; // under the lock: where the search for a free id starts
 
     static final MemorySegment CREATE_KERNEL_V2;
     static final MemorySegment KERNEL_COMPUTE_V2;
@@ -54,7 +63,14 @@ final class Upcalls {
     static {
         Arena global = Arena.global();
         CREATE_KERNEL_V2 = OrtCustomOp.CreateKernelV2.allocate(Upcalls::createKernel, global);
-        KERNEL_COMPUTE_V2 = OrtCustomOp.KernelComputeV2.allocate(Upcalls::compute, global);
+        try {
+            KERNEL_COMPUTE_V2 = Linker.nativeLinker().upcallStub(
+                    MethodHandles.lookup().findStatic(Upcalls.class, "compute",
+                            MethodType.methodType(long.class, long.class, long.class)),
+                    Api.Direct.COMPUTE_UPCALL, global);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
         KERNEL_DESTROY = OrtCustomOp.KernelDestroy.allocate(Upcalls::destroy, global);
         GET_NAME = OrtCustomOp.GetName.allocate(Upcalls::name, global);
         GET_EXECUTION_PROVIDER_TYPE = OrtCustomOp.GetExecutionProviderType.allocate(Upcalls::provider, global);
@@ -107,18 +123,16 @@ final class Upcalls {
             if (kernel == null) {
                 return status(OrtErrorCode.ORT_FAIL, kernelInfo.where() + ": the kernel factory returned null");
             }
-            long id = NEXT_KERNEL.getAndIncrement();
-            KernelHolder holder = new KernelHolder(id, binding, kernel, kernelInfo.nodeName());
-            KERNELS.put(id, holder);
+            KernelHolder holder = register(binding, kernel, kernelInfo.nodeName());
             binding.domain.kernelCreated(holder);
-            kernelOut.reinterpret(ADDRESS.byteSize()).set(ADDRESS, 0, MemorySegment.ofAddress(id));
+            kernelOut.reinterpret(ADDRESS.byteSize()).set(ADDRESS, 0, MemorySegment.ofAddress(holder.id));
             return MemorySegment.NULL;
         } catch (Throwable t) {
             return failure(binding == null ? "custom operator" : binding.op.name(), t);
         }
     }
 
-    private static MemorySegment compute(MemorySegment kernelPtr, MemorySegment context) {
+    private static long compute(long kernelPtr, long context) {
         Object probe;
         try {
             probe = Probes.computeBegin();
@@ -129,16 +143,16 @@ final class Upcalls {
     }
 
     /** {@link #computeUnprobed} with the JFR CustomOpCompute event (never throws, like every upcall). */
-    private static MemorySegment computeProbed(Object probe, MemorySegment kernelPtr, MemorySegment context) {
-        MemorySegment status = computeUnprobed(kernelPtr, context);
+    private static long computeProbed(Object probe, long kernelPtr, long context) {
+        long status = computeUnprobed(kernelPtr, context);
         try {
             Probes.computeStop(probe);
-            KernelHolder holder = KERNELS.get(kernelPtr.address());
+            KernelHolder holder = kernel(kernelPtr);
             if (holder != null) {
                 CustomOp op = holder.binding.op;
-                KernelContext.Inputs in = KernelContext.describeInputs(context);
+                KernelContext.Inputs in = KernelContext.describeInputs(MemorySegment.ofAddress(context));
                 Probes.computeEnd(probe, op.name(), holder.binding.domain.name, holder.nodeName, op.executionProvider(),
-                        in.shapes(), in.bytes(), status.address() == 0 ? null : Api.statusMessage(status));
+                        in.shapes(), in.bytes(), status == 0 ? null : Api.statusMessage(MemorySegment.ofAddress(status)));
             }
         } catch (Throwable t) {
             log("recording the compute event", t);
@@ -146,25 +160,30 @@ final class Upcalls {
         return status;
     }
 
-    private static MemorySegment computeUnprobed(MemorySegment kernelPtr, MemorySegment context) {
+    private static long computeUnprobed(long kernelPtr, long context) {
         KernelHolder holder = null;
         try {
-            holder = KERNELS.get(kernelPtr.address());
+            holder = kernel(kernelPtr);
             if (holder == null) {
-                return status(OrtErrorCode.ORT_FAIL, "no live custom kernel #" + kernelPtr.address());
+                return status(OrtErrorCode.ORT_FAIL, "no live custom kernel #" + kernelPtr).address();
             }
-            try (KernelContext ctx = new KernelContext(holder.binding.op, holder.nodeName, context)) {
+            KernelContext ctx = holder.takeContext();
+            ctx.begin(context);
+            try {
                 holder.kernel.compute(ctx);
+            } finally {
+                ctx.end();
+                holder.giveContext(ctx);
             }
-            return MemorySegment.NULL;
+            return 0;
         } catch (Throwable t) {
-            return failure(holder == null ? "custom operator" : holder.where(), t);
+            return failure(holder == null ? "custom operator" : holder.where(), t).address();
         }
     }
 
     private static void destroy(MemorySegment kernelPtr) {
         try {
-            KernelHolder holder = KERNELS.remove(kernelPtr.address());
+            KernelHolder holder = unregister(kernelPtr.address());
             if (holder == null) {
                 LOG.log(Level.WARNING, "KernelDestroy for unknown custom kernel #{0}", kernelPtr.address());
                 return;
@@ -176,6 +195,49 @@ final class Upcalls {
             }
         } catch (Throwable t) {
             log("KernelDestroy", t);
+        }
+    }
+
+    // ---- the kernel table ----
+
+    private static KernelHolder kernel(long id) {
+        KernelHolder[] table = kernels;
+        return id > 0 && id < table.length ? table[(int) id] : null;
+    }
+
+    /** A new kernel under a free id (ids of destroyed kernels are taken again only after the others). */
+    private static KernelHolder register(OpBinding binding, CustomKernel kernel, String nodeName) {
+        synchronized (KERNELS_LOCK) {
+            KernelHolder[] table = kernels;
+            int id = -1;
+            for (int k = 0; k < table.length - 1 && id < 0; k++) {
+                int i = 1 + (nextKernel - 1 + k) % (table.length - 1);
+                if (table[i] == null) {
+                    id = i;
+                }
+            }
+            if (id < 0) {
+                id = table.length;
+                table = java.util.Arrays.copyOf(table, table.length * 2);
+            }
+            KernelHolder holder = new KernelHolder(id, binding, kernel, nodeName);
+            table[id] = holder;
+            nextKernel = id + 1 < table.length ? id + 1 : 1;
+            kernels = table; // publishes the entry (and a grown table)
+            return holder;
+        }
+    }
+
+    private static KernelHolder unregister(long id) {
+        synchronized (KERNELS_LOCK) {
+            KernelHolder[] table = kernels;
+            if (id <= 0 || id >= table.length) {
+                return null;
+            }
+            KernelHolder holder = table[(int) id];
+            table[(int) id] = null;
+            kernels = table;
+            return holder;
         }
     }
 

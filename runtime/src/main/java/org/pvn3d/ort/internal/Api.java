@@ -1,7 +1,14 @@
 package org.pvn3d.ort.internal;
 
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
@@ -15,6 +22,9 @@ import org.pvn3d.ort.ffm.OrtApi;
  * <p>Call sites use the generated per-function classes: {@code OrtApi.Run.invoke(Api.Session.Run, ...)},
  * and pass the returned {@code OrtStatus*} to {@link #checkStatus}, the one place that turns a status
  * into an {@link OrtException}.
+ *
+ * <p>The calls made on every run and in every custom-operator compute are in {@link Direct} a second
+ * time, as handles over raw addresses.
  */
 public final class Api {
     /** The {@code OrtApi*} of the loaded runtime (loading it if this is the first use). */
@@ -221,6 +231,326 @@ public final class Api {
                 OrtApi.SessionOptionsAppendExecutionProvider_CUDA_V2(API);
 
         private Cuda() {}
+    }
+
+    /**
+     * The calls of the per-run and per-node paths (a session run, a bound run, reading a run's outputs,
+     * a custom kernel's compute) as handles whose every pointer, argument and result, is a raw
+     * {@code long} address: a call then creates no {@link MemorySegment}, whatever the JIT inlines, so
+     * those paths allocate nothing. They are made from the generated descriptors (each pointer layout
+     * replaced by a {@code long}, which the C calling conventions pass alike) and the function pointers
+     * of the table above. The getters that only read ORT's structures and never call back into Java
+     * are {@linkplain Linker.Option#critical critical}: no thread-state transition around the call.
+     * A call that may reach a Java allocator or a custom kernel (a run, allocating a kernel's output,
+     * releasing a value) is an ordinary downcall.
+     */
+    public static final class Direct {
+        // The descriptors with every pointer as a long, written out here rather than derived from the
+        // generated ones at run time: asking a generated class for its descriptor initialises it, which
+        // makes its own handles (milliseconds each on the first inference). ApiDirectTest checks each
+        // against addressesAsLongs(the generated descriptor). Equal shapes share the linker's stubs.
+        /** {@code KernelComputeV2}'s, for the compute upcall stub: (kernel, context) to status. */
+        public static final FunctionDescriptor COMPUTE_UPCALL = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG);
+        static final FunctionDescriptor J_JJ = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG);
+        static final FunctionDescriptor J_JJJ = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG);
+        static final FunctionDescriptor J_JJJJJ = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG,
+                JAVA_LONG, JAVA_LONG);
+        static final FunctionDescriptor J_JJJJJJJJ = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG,
+                JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG);
+        static final FunctionDescriptor V_J = FunctionDescriptor.ofVoid(JAVA_LONG);
+        static final FunctionDescriptor V_JJ = FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG);
+
+        /** Each function's raw descriptor and its generated one (for ApiDirectTest). */
+        static java.util.Map<String, FunctionDescriptor[]> descriptors() {
+            java.util.Map<String, FunctionDescriptor[]> m = new java.util.LinkedHashMap<>();
+            m.put("Run", new FunctionDescriptor[] {J_JJJJJJJJ, OrtApi.Run.descriptor()});
+            m.put("RunWithBinding", new FunctionDescriptor[] {J_JJJ, OrtApi.RunWithBinding.descriptor()});
+            m.put("BindOutputToDevice", new FunctionDescriptor[] {J_JJJ, OrtApi.BindOutputToDevice.descriptor()});
+            m.put("ReleaseValue", new FunctionDescriptor[] {V_J, OrtApi.ReleaseValue.descriptor()});
+            m.put("GetValueType", new FunctionDescriptor[] {J_JJ, OrtApi.GetValueType.descriptor()});
+            m.put("GetTensorMutableData", new FunctionDescriptor[] {J_JJ, OrtApi.GetTensorMutableData.descriptor()});
+            m.put("GetTensorTypeAndShape", new FunctionDescriptor[] {J_JJ, OrtApi.GetTensorTypeAndShape.descriptor()});
+            m.put("GetTensorMemoryInfo", new FunctionDescriptor[] {J_JJ, OrtApi.GetTensorMemoryInfo.descriptor()});
+            m.put("GetTensorElementType", new FunctionDescriptor[] {J_JJ, OrtApi.GetTensorElementType.descriptor()});
+            m.put("GetDimensionsCount", new FunctionDescriptor[] {J_JJ, OrtApi.GetDimensionsCount.descriptor()});
+            m.put("GetDimensions", new FunctionDescriptor[] {J_JJJ, OrtApi.GetDimensions.descriptor()});
+            m.put("ReleaseTensorTypeAndShapeInfo", new FunctionDescriptor[] {V_J, OrtApi.ReleaseTensorTypeAndShapeInfo.descriptor()});
+            m.put("MemoryInfoGetDeviceType", new FunctionDescriptor[] {V_JJ, OrtApi.MemoryInfoGetDeviceType.descriptor()});
+            m.put("KernelContext_GetInputCount", new FunctionDescriptor[] {J_JJ, OrtApi.KernelContext_GetInputCount.descriptor()});
+            m.put("KernelContext_GetOutputCount", new FunctionDescriptor[] {J_JJ, OrtApi.KernelContext_GetOutputCount.descriptor()});
+            m.put("KernelContext_GetInput", new FunctionDescriptor[] {J_JJJ, OrtApi.KernelContext_GetInput.descriptor()});
+            m.put("KernelContext_GetOutput", new FunctionDescriptor[] {J_JJJJJ, OrtApi.KernelContext_GetOutput.descriptor()});
+            m.put("KernelContext_GetGPUComputeStream", new FunctionDescriptor[] {J_JJ, OrtApi.KernelContext_GetGPUComputeStream.descriptor()});
+            m.put("KernelComputeV2 (upcall)", new FunctionDescriptor[] {COMPUTE_UPCALL,
+                    org.pvn3d.ort.ffm.OrtCustomOp.KernelComputeV2.descriptor()});
+            return m;
+        }
+
+        // one holder class per handle: a handle is made (a native stub generated) on its first call, not
+        // all of them on the first run, which would add tens of milliseconds to the first inference
+        private static final class RUN {
+            static final MethodHandle MH = handle(Session.Run, J_JJJJJJJJ, false);
+        }
+
+        private static final class RUN_WITH_BINDING {
+            static final MethodHandle MH = handle(IoBinding.RunWithBinding, J_JJJ, false);
+        }
+
+        private static final class BIND_OUTPUT_TO_DEVICE {
+            static final MethodHandle MH = handle(IoBinding.BindOutputToDevice, J_JJJ, false);
+        }
+
+        private static final class RELEASE_VALUE {
+            static final MethodHandle MH = handle(Value.ReleaseValue, V_J, false);
+        }
+
+        private static final class GET_VALUE_TYPE {
+            static final MethodHandle MH = handle(Value.GetValueType, J_JJ, true);
+        }
+
+        private static final class GET_TENSOR_MUTABLE_DATA {
+            static final MethodHandle MH = handle(Value.GetTensorMutableData, J_JJ, true);
+        }
+
+        private static final class GET_TENSOR_TYPE_AND_SHAPE {
+            static final MethodHandle MH = handle(Value.GetTensorTypeAndShape, J_JJ, true);
+        }
+
+        private static final class GET_TENSOR_MEMORY_INFO {
+            static final MethodHandle MH = handle(Value.GetTensorMemoryInfo, J_JJ, true);
+        }
+
+        private static final class GET_TENSOR_ELEMENT_TYPE {
+            static final MethodHandle MH = handle(TypeInfo.GetTensorElementType, J_JJ, true);
+        }
+
+        private static final class GET_DIMENSIONS_COUNT {
+            static final MethodHandle MH = handle(TypeInfo.GetDimensionsCount, J_JJ, true);
+        }
+
+        private static final class GET_DIMENSIONS {
+            static final MethodHandle MH = handle(TypeInfo.GetDimensions, J_JJJ, true);
+        }
+
+        private static final class RELEASE_TENSOR_TYPE_AND_SHAPE_INFO {
+            static final MethodHandle MH = handle(TypeInfo.ReleaseTensorTypeAndShapeInfo, V_J, true);
+        }
+
+        private static final class MEMORY_INFO_GET_DEVICE_TYPE {
+            static final MethodHandle MH = handle(MemoryInfo.MemoryInfoGetDeviceType, V_JJ, true);
+        }
+
+        private static final class KERNEL_CONTEXT_GET_INPUT_COUNT {
+            static final MethodHandle MH = handle(Kernel.KernelContext_GetInputCount, J_JJ, true);
+        }
+
+        private static final class KERNEL_CONTEXT_GET_OUTPUT_COUNT {
+            static final MethodHandle MH = handle(Kernel.KernelContext_GetOutputCount, J_JJ, true);
+        }
+
+        private static final class KERNEL_CONTEXT_GET_INPUT {
+            static final MethodHandle MH = handle(Kernel.KernelContext_GetInput, J_JJJ, true);
+        }
+
+        private static final class KERNEL_CONTEXT_GET_OUTPUT {
+            static final MethodHandle MH = handle(Kernel.KernelContext_GetOutput, J_JJJJJ, false);
+        }
+
+        private static final class KERNEL_CONTEXT_GET_GPU_COMPUTE_STREAM {
+            static final MethodHandle MH = handle(Kernel.KernelContext_GetGPUComputeStream, J_JJ, true);
+        }
+
+        private Direct() {}
+
+        /** {@code descriptor} with every pointer, argument or result, as a {@code long}. */
+        public static FunctionDescriptor addressesAsLongs(FunctionDescriptor descriptor) {
+            // plain loops: this runs on the first inference, where a first use of streams or lambdas
+            // would cost milliseconds of class loading
+            java.util.List<MemoryLayout> in = descriptor.argumentLayouts();
+            MemoryLayout[] args = new MemoryLayout[in.size()];
+            for (int i = 0; i < args.length; i++) {
+                args[i] = in.get(i) instanceof AddressLayout ? JAVA_LONG : in.get(i);
+            }
+            if (descriptor.returnLayout().isEmpty()) {
+                return FunctionDescriptor.ofVoid(args);
+            }
+            MemoryLayout r = descriptor.returnLayout().get();
+            return FunctionDescriptor.of(r instanceof AddressLayout ? JAVA_LONG : r, args);
+        }
+
+        private static MethodHandle handle(MemorySegment function, FunctionDescriptor raw, boolean critical) {
+            return critical ? Linker.nativeLinker().downcallHandle(function, raw, Linker.Option.critical(false))
+                    : Linker.nativeLinker().downcallHandle(function, raw);
+        }
+
+        private static RuntimeException rethrow(Throwable t) {
+            if (t instanceof RuntimeException r) {
+                return r;
+            }
+            if (t instanceof Error e) {
+                throw e;
+            }
+            return new IllegalStateException(t);
+        }
+
+        public static long run(long session, long runOptions, long inNames, long inValues, long nIn, long outNames,
+                long nOut, long outValues) {
+            try {
+                return (long) RUN.MH.invokeExact(session, runOptions, inNames, inValues, nIn, outNames, nOut, outValues);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long runWithBinding(long session, long runOptions, long binding) {
+            try {
+                return (long) RUN_WITH_BINDING.MH.invokeExact(session, runOptions, binding);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long bindOutputToDevice(long binding, long name, long memoryInfo) {
+            try {
+                return (long) BIND_OUTPUT_TO_DEVICE.MH.invokeExact(binding, name, memoryInfo);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static void releaseValue(long value) {
+            try {
+                RELEASE_VALUE.MH.invokeExact(value);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getValueType(long value, long typeOut) {
+            try {
+                return (long) GET_VALUE_TYPE.MH.invokeExact(value, typeOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getTensorMutableData(long value, long dataOut) {
+            try {
+                return (long) GET_TENSOR_MUTABLE_DATA.MH.invokeExact(value, dataOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getTensorTypeAndShape(long value, long infoOut) {
+            try {
+                return (long) GET_TENSOR_TYPE_AND_SHAPE.MH.invokeExact(value, infoOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getTensorMemoryInfo(long value, long infoOut) {
+            try {
+                return (long) GET_TENSOR_MEMORY_INFO.MH.invokeExact(value, infoOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getTensorElementType(long info, long typeOut) {
+            try {
+                return (long) GET_TENSOR_ELEMENT_TYPE.MH.invokeExact(info, typeOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getDimensionsCount(long info, long countOut) {
+            try {
+                return (long) GET_DIMENSIONS_COUNT.MH.invokeExact(info, countOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long getDimensions(long info, long dimsOut, long rank) {
+            try {
+                return (long) GET_DIMENSIONS.MH.invokeExact(info, dimsOut, rank);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static void releaseTensorTypeAndShapeInfo(long info) {
+            try {
+                RELEASE_TENSOR_TYPE_AND_SHAPE_INFO.MH.invokeExact(info);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static void memoryInfoGetDeviceType(long memoryInfo, long typeOut) {
+            try {
+                MEMORY_INFO_GET_DEVICE_TYPE.MH.invokeExact(memoryInfo, typeOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long kernelContextGetInputCount(long context, long countOut) {
+            try {
+                return (long) KERNEL_CONTEXT_GET_INPUT_COUNT.MH.invokeExact(context, countOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long kernelContextGetOutputCount(long context, long countOut) {
+            try {
+                return (long) KERNEL_CONTEXT_GET_OUTPUT_COUNT.MH.invokeExact(context, countOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long kernelContextGetInput(long context, long index, long valueOut) {
+            try {
+                return (long) KERNEL_CONTEXT_GET_INPUT.MH.invokeExact(context, index, valueOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long kernelContextGetOutput(long context, long index, long dims, long rank, long valueOut) {
+            try {
+                return (long) KERNEL_CONTEXT_GET_OUTPUT.MH.invokeExact(context, index, dims, rank, valueOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        public static long kernelContextGetGpuComputeStream(long context, long streamOut) {
+            try {
+                return (long) KERNEL_CONTEXT_GET_GPU_COMPUTE_STREAM.MH.invokeExact(context, streamOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+    }
+
+    /** Like {@link #checkStatus(MemorySegment)}, for a status as a raw address ({@link Direct}). */
+    public static void checkStatus(long status) {
+        if (status != 0) {
+            throw toException(MemorySegment.ofAddress(status), null);
+        }
+    }
+
+    /** Like {@link #checkStatus(MemorySegment, String)}, for a status as a raw address ({@link Direct}). */
+    public static void checkStatus(long status, String context) {
+        if (status != 0) {
+            throw toException(MemorySegment.ofAddress(status), context);
+        }
     }
 
     /**

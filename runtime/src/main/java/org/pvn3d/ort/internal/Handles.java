@@ -23,6 +23,26 @@ public final class Handles {
         return object.retain();
     }
 
+    /** Begins a use of {@code object}'s handle without a lease, for the per-run paths (see {@link RefCount}). */
+    public static void beginUse(NativeObject object) {
+        object.beginUse();
+    }
+
+    /** Like {@link #beginUse}, but {@code false} instead of a throw when {@code object} is closed. */
+    public static boolean tryBeginUse(NativeObject object) {
+        return object.tryBeginUse();
+    }
+
+    /** Ends a use begun by {@link #beginUse} or {@link #tryBeginUse}. */
+    public static void endUse(NativeObject object) {
+        object.endUse();
+    }
+
+    /** {@code object}'s handle address, unchecked: for a caller inside a use of it. */
+    public static long address(NativeObject object) {
+        return object.handleAddress();
+    }
+
     /** Whether {@code object}'s native handle has been released (closed and no hold left). */
     public static boolean isReleased(NativeObject object) {
         return object.isReleased();

@@ -31,7 +31,17 @@ public abstract class NativeObject implements AutoCloseable {
             throw new OrtException(kind + ": native handle is null");
         }
         this.kind = kind;
-        this.refs = new RefCount(handle, this::release, this::closedException);
+        this.refs = new RefCount(handle, new RefCount.Owner() { // one small object, not two method references
+            @Override
+            public void releaseHandle(MemorySegment h) {
+                release(h);
+            }
+
+            @Override
+            public OrtException closedError() {
+                return closedException();
+            }
+        });
         LIVE.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
         if (LOG.isLoggable(Level.DEBUG)) {
             LOG.log(Level.DEBUG, "created {0} 0x{1}", kind, Long.toHexString(handle.address()));
@@ -55,6 +65,29 @@ public abstract class NativeObject implements AutoCloseable {
     /** A use of the handle for the length of a native call; throws once closed. */
     protected final Lease acquire() {
         return refs.acquire();
+    }
+
+    /**
+     * Begins a use without a {@link Lease}, for the per-run paths only, which end it with
+     * {@link #endUse()} in a {@code finally} (see {@link RefCount}); throws once closed.
+     */
+    protected final void beginUse() {
+        refs.enter();
+    }
+
+    /** Like {@link #beginUse()}, but says {@code false} instead of throwing when this object is closed. */
+    protected final boolean tryBeginUse() {
+        return refs.tryEnter();
+    }
+
+    /** Ends a use begun by {@link #beginUse()} or {@link #tryBeginUse()}. */
+    protected final void endUse() {
+        refs.exit();
+    }
+
+    /** The native handle's address, unchecked: for a caller inside a use. */
+    protected final long handleAddress() {
+        return refs.address();
     }
 
     /** A use still allowed after close while dependents hold the handle (see {@link RefCount#acquireUnlessReleased()}). */

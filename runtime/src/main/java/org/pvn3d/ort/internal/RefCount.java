@@ -1,8 +1,8 @@
 package org.pvn3d.ort.internal;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.pvn3d.ort.OrtException;
@@ -24,17 +24,46 @@ import org.pvn3d.ort.OrtException;
  * (the {@code ...UnlessReleased} variants only once the handle is released). Each is a {@link Lease} for
  * try-with-resources, so no caller pairs a begin with an end by hand.
  *
- * <p>Why a read-write lock for the uses: a run's use costs one uncontended read lock, and the write
- * lock taken by {@link #close()} is exactly "wait for the calls in flight, then refuse new ones".
+ * <p>The exception: the per-run paths (a session run, a bound run) begin and end their uses with
+ * {@link #enter()} / {@link #tryEnter()} and {@link #exit()} in a {@code try}/{@code finally}, because a
+ * {@link Lease} per use is an object per run and those paths allocate nothing.
+ *
+ * <p>How: one atomic word holds the count of uses in flight and the "owner closed" and "released"
+ * bits, so a use costs one compare-and-set to begin and one atomic add to end, with no lock, no
+ * thread-local and no allocation. The rare operations (closing, holds, releasing) take this object's
+ * monitor; the release waits on it until the uses in flight have ended (the last use to end while
+ * the owner has closed wakes it) and then sets "released" only while no use is in flight, in one
+ * compare-and-set, so a use can never begin on a released handle.
  */
 public final class RefCount {
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-    private final AtomicInteger holds = new AtomicInteger();
+    /** What a {@link RefCount} asks of the object that owns the handle. */
+    public interface Owner {
+        /** Releases the handle; called once, with no use in flight. */
+        void releaseHandle(MemorySegment handle);
+
+        /** The exception for a use or hold asked for after the owner closed. */
+        OrtException closedError();
+    }
+
+    private static final long OWNER_CLOSED = 1L << 62;
+    private static final long RELEASED = 1L << 61;
+    private static final long USES = (1L << 40) - 1;
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(RefCount.class, "state", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final MemorySegment handle;
-    private final Consumer<MemorySegment> release;
-    private final Supplier<OrtException> closedError;
-    private volatile boolean ownerClosed;
-    private volatile boolean released;
+    private final long address;
+    private final Owner owner;
+    @SuppressWarnings("unused") // through STATE
+    private volatile long state;
+    private int holds; // guarded by this
 
     /**
      * @param handle      the native handle
@@ -42,18 +71,29 @@ public final class RefCount {
      * @param closedError the exception for a use or hold asked for after the owner closed
      */
     public RefCount(MemorySegment handle, Consumer<MemorySegment> release, Supplier<OrtException> closedError) {
+        this(handle, new Owner() {
+            @Override
+            public void releaseHandle(MemorySegment h) {
+                release.accept(h);
+            }
+
+            @Override
+            public OrtException closedError() {
+                return closedError.get();
+            }
+        });
+    }
+
+    /** A count for {@code handle} that {@code owner} releases and names in "is closed" errors. */
+    public RefCount(MemorySegment handle, Owner owner) {
         this.handle = handle;
-        this.release = release;
-        this.closedError = closedError;
+        this.address = handle.address();
+        this.owner = owner;
     }
 
     /** Begins a use of the handle (see the class comment); throws once the owner has closed. */
     public Lease acquire() {
-        lock.readLock().lock();
-        if (ownerClosed) {
-            lock.readLock().unlock();
-            throw closedError.get();
-        }
+        enter();
         return new Lease(this, true);
     }
 
@@ -62,12 +102,46 @@ public final class RefCount {
      * allocator taking back memory a tensor still holds, say); throws once the handle is released.
      */
     public Lease acquireUnlessReleased() {
-        lock.readLock().lock();
-        if (released) {
-            lock.readLock().unlock();
-            throw closedError.get();
-        }
+        long s;
+        do {
+            s = state;
+            if ((s & RELEASED) != 0) {
+                throw owner.closedError();
+            }
+        } while (!STATE.compareAndSet(this, s, s + 1));
         return new Lease(this, true);
+    }
+
+    /**
+     * Begins a use without a {@link Lease} (for the per-run paths, which end it with {@link #exit()} in a
+     * {@code finally}); throws the owner's "is closed" exception once the owner has closed.
+     */
+    public void enter() {
+        if (!tryEnter()) {
+            throw owner.closedError();
+        }
+    }
+
+    /** Like {@link #enter()}, but says {@code false} instead of throwing when the owner has closed. */
+    public boolean tryEnter() {
+        long s;
+        do {
+            s = state;
+            if ((s & OWNER_CLOSED) != 0) {
+                return false;
+            }
+        } while (!STATE.compareAndSet(this, s, s + 1));
+        return true;
+    }
+
+    /** Ends a use begun by {@link #enter()} or {@link #tryEnter()} (or a use lease). */
+    public void exit() {
+        long s = (long) STATE.getAndAdd(this, -1L) - 1;
+        if ((s & USES) == 0 && (s & OWNER_CLOSED) != 0) {
+            synchronized (this) {
+                notifyAll(); // a close or a release waits for the last use
+            }
+        }
     }
 
     /** Begins a hold on the handle (see the class comment); throws once the owner has closed. */
@@ -85,75 +159,97 @@ public final class RefCount {
     }
 
     private Lease hold(boolean refuseAfterClose) {
-        lock.readLock().lock(); // excludes the release decisions: they see every hold counted before them
-        try {
-            if (refuseAfterClose ? ownerClosed : released) {
-                throw closedError.get();
+        synchronized (this) { // excludes the release decisions: they see every hold counted before them
+            long s = state;
+            if ((s & (refuseAfterClose ? OWNER_CLOSED : RELEASED)) != 0) {
+                throw owner.closedError();
             }
-            holds.incrementAndGet();
-            return new Lease(this, false);
-        } finally {
-            lock.readLock().unlock();
+            holds++;
         }
+        return new Lease(this, false);
     }
 
     /** The handle; throws once the owner has closed (inside a lease it is always there). */
     public MemorySegment handle() {
-        if (ownerClosed) {
-            throw closedError.get();
+        if ((state & OWNER_CLOSED) != 0) {
+            throw owner.closedError();
         }
         return handle;
     }
 
+    /** The handle's address, unchecked: for a caller inside a use, which keeps it valid. */
+    public long address() {
+        return address;
+    }
+
     /** Whether the owner has closed (the handle may still be held). */
     public boolean isClosed() {
-        return ownerClosed;
+        return (state & OWNER_CLOSED) != 0;
     }
 
     /** Whether the handle has been released. */
     public boolean isReleased() {
-        return released;
+        return (state & RELEASED) != 0;
     }
 
     /**
-     * Gives up the owner's reference: waits for the uses in flight, refuses new uses and holds, and
-     * releases the handle now unless holds keep it. Later calls do nothing.
+     * Gives up the owner's reference: refuses new uses and holds, waits for the uses in flight, and
+     * releases the handle now unless holds keep it. Later calls do nothing (a call made while another
+     * is still waiting for uses waits too).
      */
     public void close() {
-        lock.writeLock().lock();
-        try {
-            if (ownerClosed) {
-                return;
+        synchronized (this) {
+            long s;
+            do {
+                s = state;
+            } while ((s & OWNER_CLOSED) == 0 && !STATE.compareAndSet(this, s, s | OWNER_CLOSED));
+            awaitNoUse();
+            if (holds == 0) {
+                releaseLocked();
             }
-            ownerClosed = true;
-            if (holds.get() == 0) {
-                releaseOnce();
-            }
-        } finally {
-            lock.writeLock().unlock();
         }
     }
 
     void end(Lease lease) {
         if (lease.isUse()) {
-            lock.readLock().unlock();
-        } else if (holds.decrementAndGet() == 0 && ownerClosed) {
-            lock.writeLock().lock();
-            try {
-                if (holds.get() == 0) { // no hold taken in between
-                    releaseOnce();
+            exit();
+        } else {
+            synchronized (this) {
+                if (--holds == 0 && (state & OWNER_CLOSED) != 0) {
+                    releaseLocked();
                 }
-            } finally {
-                lock.writeLock().unlock();
             }
         }
     }
 
-    /** Under the write lock. */
-    private void releaseOnce() {
-        if (!released) {
-            released = true;
-            release.accept(handle);
+    /** Under the monitor, owner closed and no hold left: releases once no use is in flight. */
+    private void releaseLocked() {
+        for (;;) {
+            long s = state;
+            if ((s & RELEASED) != 0) {
+                return;
+            }
+            if ((s & USES) != 0) {
+                awaitNoUse(); // uses allowed after close (acquireUnlessReleased) may still be in flight
+            } else if (STATE.compareAndSet(this, s, s | RELEASED)) {
+                break;
+            }
+        }
+        owner.releaseHandle(handle);
+    }
+
+    /** Under the monitor: waits until no use is in flight (not interruptible; the interrupt is kept). */
+    private void awaitNoUse() {
+        boolean interrupted = false;
+        while ((state & USES) != 0) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -163,7 +259,12 @@ public final class RefCount {
 
     @Override
     public String toString() {
-        return "0x" + Long.toHexString(handle.address()) + (released ? " (released)" : ownerClosed ? " (closed, "
-                + holds.get() + " holds)" : "");
+        long s = state;
+        return "0x" + Long.toHexString(address) + ((s & RELEASED) != 0 ? " (released)" : (s & OWNER_CLOSED) != 0
+                ? " (closed, " + holdCount() + " holds)" : "");
+    }
+
+    private synchronized int holdCount() {
+        return holds;
     }
 }

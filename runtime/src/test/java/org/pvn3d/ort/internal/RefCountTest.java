@@ -87,4 +87,38 @@ class RefCountTest {
         assertEquals(0, releasedDuringUse.get(), "the handle was not released under the use");
         assertEquals(1, released.get());
     }
+
+    @Test
+    void usesWithoutALeaseAreWaitedForAndRefusedAfterClose() throws Exception {
+        RefCount r = refs();
+        r.enter();
+        Thread closer = new Thread(r::close);
+        closer.start();
+        closer.join(200);
+        assertTrue(closer.isAlive(), "close waits for the use begun with enter()");
+        assertFalse(r.tryEnter(), "no new use once the owner is closing");
+        assertEquals(0, released.get());
+        r.exit();
+        closer.join(10_000);
+        assertFalse(closer.isAlive());
+        assertEquals(1, released.get());
+        assertThrows(OrtException.class, r::enter);
+    }
+
+    @Test
+    void theLastHoldWaitsForAUseBegunAfterTheOwnersClose() throws Exception {
+        RefCount r = refs();
+        Lease hold = r.retain();
+        r.close();
+        Lease late = r.acquireUnlessReleased();
+        Thread ender = new Thread(hold::close);
+        ender.start();
+        ender.join(200);
+        assertTrue(ender.isAlive(), "the release waits for the use in flight");
+        assertEquals(0, released.get());
+        late.close();
+        ender.join(10_000);
+        assertFalse(ender.isAlive());
+        assertEquals(1, released.get());
+    }
 }
