@@ -14,11 +14,12 @@ import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
  * The {@code pvn3d-ort} command line: the main job ({@link PoseCommand}, no command word), {@code eval DIR}
- * ({@link EvalCommand}), {@code pointnet2} ({@link PointNet2Command}) and {@code version} / {@code -V}
- * ({@link VersionCommand}); picocli parses and prints the help. Every failure ends here as one message
- * on stderr and an exit code: {@value #FAILED} when the work failed, {@value #USAGE} for a command line
- * that is wrong (with the command's usage line), {@value #PARITY_FAILED} when the run worked but missed
- * its parity target. Java stack traces only with {@code --debug}.
+ * ({@link EvalCommand}), {@code pointnet2} ({@link PointNet2Command}), {@code pool-bench}
+ * ({@link PoolBenchCommand}) and {@code version} / {@code -V} ({@link VersionCommand}); picocli parses and
+ * prints the help. Every failure ends here as one message on stderr and an exit code: {@value #FAILED} when
+ * the work failed, {@value #USAGE} for a command line that is wrong (with the command's usage line),
+ * {@value #PARITY_FAILED} when the run worked but missed its parity target. Java stack traces only with
+ * {@code --debug}.
  */
 public final class Main {
     static final int OK = 0;
@@ -41,10 +42,6 @@ public final class Main {
     }
 
     static int run(String[] args, Io io) {
-        if (args.length > 0 && args[0].equals("pool-bench")) {
-            // the session pool's benchmark has its own parser (pool-bench --help)
-            return PoolBench.run(Arrays.copyOfRange(args, 1, args.length), io.out(), io.err());
-        }
         boolean debug = Arrays.asList(args).contains(GlobalOptions.DEBUG);
         try {
             CommandLine cl = commandLine(io);
@@ -86,6 +83,7 @@ public final class Main {
         CommandLine cl = new CommandLine(new PoseCommand(io))
                 .addSubcommand(new EvalCommand(io))
                 .addSubcommand(new PointNet2Command(io))
+                .addSubcommand(new PoolBenchCommand(io))
                 .addSubcommand(new VersionCommand(io));
         cl.setOut(new PrintWriter(io.out(), true));
         cl.setErr(new PrintWriter(io.err(), true));

@@ -10,8 +10,9 @@ import picocli.CommandLine.Option;
 
 /** What the main job and {@code eval} share: how the PVN3D pipeline runs. */
 final class PipelineOptions {
-    @Option(names = "--warmup", paramLabel = "N", description = "Untimed inference runs before the timed ones (default: 1).")
-    int warmup = 1;
+    @Option(names = "--warmup", paramLabel = "N", description = "Untimed inference runs before the timed ones, on each session "
+            + "(default: ${DEFAULT-VALUE}).")
+    int warmup;
 
     @Option(names = "--no-io-binding", description = "On CUDA: host tensors through a plain run (ORT copies in and out "
             + "each run) instead of device-resident inputs and outputs with IO binding.")
@@ -21,6 +22,16 @@ final class PipelineOptions {
             + "and Kabsch on the CPU's cores (native: the default with --ep cpu), the same on the GPU (cuda: the default "
             + "with --ep cuda), or the Java reference (java: slow on large clouds).")
     String pose;
+
+    /** One untimed run before the timed ones. */
+    PipelineOptions() {
+        this(1);
+    }
+
+    /** {@code warmup} untimed runs by default (a command that warms several sessions up may want more). */
+    PipelineOptions(int warmup) {
+        this.warmup = warmup;
+    }
 
     void check(CommandSpec spec) {
         CommonOptions.atLeast(spec, "--warmup", warmup, 0);

@@ -42,6 +42,26 @@ class PoolBenchTest {
     }
 
     @Test
+    void isACommandOfTheCommandLine() {
+        MainTest.Output help = MainTest.run("--help");
+        assertEquals(0, help.code());
+        assertTrue(help.out().contains("pool-bench"), help.out());
+        MainTest.Output own = MainTest.run("pool-bench", "--help");
+        assertTrue(own.out().contains("--sessions") && own.out().contains("--jfr") && own.out().contains("(default: 2)"), own.out());
+        MainTest.Output debug = MainTest.run("--debug", "pool-bench", "--ep", "tpu");
+        assertEquals(2, debug.code(), debug.out() + debug.err());
+        assertTrue(debug.err().contains("--ep takes cpu or cuda, not tpu") && debug.err().contains("ParameterException"), debug.err());
+        MainTest.Output threads = MainTest.run("pool-bench", "--threads", "0");
+        assertEquals(2, threads.code());
+        assertTrue(threads.err().contains("--threads takes a positive integer, not 0"), threads.err());
+        MainTest.Output both = MainTest.run("pool-bench", "--device", "1", "--devices", "0");
+        assertEquals(2, both.code());
+        assertTrue(both.err().contains("--device and --devices"), both.err());
+        assertEquals(2, MainTest.run("pool-bench", "--devices", "0,0").code());
+        assertEquals(2, MainTest.run("pool-bench", "--model", "missing.onnx").code());
+    }
+
+    @Test
     void profilesEverySessionAndRecordsJfr(@TempDir Path dir) throws Exception {
         Path jfr = dir.resolve("pool.jfr");
         Path profiles = dir.resolve("profiles");

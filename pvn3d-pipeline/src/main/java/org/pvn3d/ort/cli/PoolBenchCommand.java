@@ -1,0 +1,339 @@
+package org.pvn3d.ort.cli;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.OrtRuntime;
+import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.pipeline.CudaPoseSolver;
+import org.pvn3d.ort.pipeline.FolderEvaluation;
+import org.pvn3d.ort.pipeline.JavaPoseSolver;
+import org.pvn3d.ort.pipeline.Json;
+import org.pvn3d.ort.pipeline.NativePoseSolver;
+import org.pvn3d.ort.pipeline.Pvn3dPipeline;
+import org.pvn3d.ort.pipeline.Pvn3dSample;
+import org.pvn3d.ort.pipeline.pool.Pvn3dPool;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code pvn3d-ort pool-bench}: throughput and latency of a {@link Pvn3dPool} for one or more session
+ * counts (e.g. 1 and 2 sessions on one GPU: does a second frame in flight help?). For each count it
+ * builds the pool (every session warmed up on the first sample), then keeps {@code --inflight} frames
+ * submitted at all times until {@code --frames} are done, and reports frames/s over the wall time,
+ * the per-frame latency from submit to result (p50, p99) and the sessions' own time per frame.
+ */
+@Command(name = "pool-bench", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
+        header = "Measures a pool of sessions: frames/s and latency for each session count.",
+        description = {
+            "For each --sessions count, builds a pool of that many sessions per device (each warmed up on the first "
+                    + "sample), keeps --inflight frames submitted until --frames are done, then prints frames/s over the wall "
+                    + "time, the latency from submit to result (p50, p99) and the sessions' own time per frame (service). "
+                    + "--threads is per session; by default the cores are shared out among the sessions. The exit code is 1 "
+                    + "when a frame failed.",
+            ""})
+final class PoolBenchCommand implements Callable<Integer>, Profiled {
+    private final Io io;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    CommonOptions common;
+
+    @Option(names = "--devices", split = "\\s*,\\s*", splitSynopsisLabel = ",", paramLabel = "N", description = "CUDA devices the pool spreads over (default: 0; "
+            + "--device N is --devices N).")
+    int[] devices;
+
+    @Option(names = "--sessions", split = "\\s*,\\s*", splitSynopsisLabel = ",", paramLabel = "N", description = "Sessions per device, one measurement per value "
+            + "(default: 1,2).")
+    int[] sessions = {1, 2};
+
+    @Option(names = "--frames", paramLabel = "N", description = "Timed frames per measurement (default: 100).")
+    int frames = 100;
+
+    /** The shared pipeline options; the warm-up runs are the first sample's on each session as it opens. */
+    @Mixin
+    PipelineOptions pipeline = new PipelineOptions(2);
+
+    @Option(names = "--inflight", paramLabel = "N", description = "Frames submitted and not yet done at any time (default: "
+            + "2 x the sessions).")
+    Integer inflight;
+
+    @Option(names = "--queue", paramLabel = "N", description = "The pool's queue capacity (default: 2 x the sessions).")
+    Integer queue;
+
+    @Option(names = "--model", paramLabel = "FILE.onnx", description = "Another PVN3D model (needs --sample).")
+    Path model;
+
+    @Option(names = "--sample", paramLabel = "FILE.bin|DIR", description = "Another PVT1 sample, or a folder of them that the "
+            + "frames cycle through (default: the tiny model's shipped sample).")
+    Path sample;
+
+    @Option(names = "--json", paramLabel = "FILE|-", description = "The figures as JSON to FILE ('-': standard output).")
+    String json;
+
+    @Mixin
+    ProfilingOptions profiling;
+
+    @Mixin
+    GlobalOptions global;
+
+    PoolBenchCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public ProfilingOptions profiling() {
+        return profiling;
+    }
+
+    @Override
+    public void checkProfiling() {
+        profiling.check(spec);
+    }
+
+    /** One measurement: a pool of {@code sessions} per device, {@code frames} frames. */
+    record Run(int sessionsPerDevice, int sessions, int threads, int inflight, int frames, int failed, double wallS,
+            double framesPerS, double p50, double p99, double mean, double max, double serviceP50, double serviceP99,
+            Map<String, Long> perSession) {
+        Map<String, Object> json() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("sessions_per_device", sessionsPerDevice);
+            m.put("sessions", sessions);
+            m.put("threads_per_session", threads);
+            m.put("inflight", inflight);
+            m.put("frames", frames);
+            m.put("failed", failed);
+            m.put("wall_s", wallS);
+            m.put("frames_per_s", framesPerS);
+            m.put("latency_ms", Map.of("p50", p50, "p99", p99, "mean", mean, "max", max));
+            m.put("service_ms", Map.of("p50", serviceP50, "p99", serviceP99));
+            m.put("frames_per_session", new LinkedHashMap<>(perSession));
+            return m;
+        }
+    }
+
+    /** The checks picocli cannot make; usage errors (exit code 2). */
+    private void check() {
+        // pool-bench's --threads is the threads per session: 0 is not a count (leave it out for the default)
+        if (spec.commandLine().getParseResult().hasMatchedOption("--threads")) {
+            CommonOptions.atLeast(spec, "--threads", common.threads, 1);
+        }
+        common.check(spec);
+        pipeline.check(spec);
+        if (devices != null && spec.commandLine().getParseResult().hasMatchedOption("--device")) {
+            throw CommonOptions.usage(spec, "--device and --devices: give one (--devices takes a list)");
+        }
+        for (int d : devices()) {
+            CommonOptions.atLeast(spec, "--devices", d, 0);
+        }
+        for (int s : sessions) {
+            CommonOptions.atLeast(spec, "--sessions", s, 1);
+        }
+        CommonOptions.atLeast(spec, "--frames", frames, 1);
+        if (inflight != null) {
+            CommonOptions.atLeast(spec, "--inflight", inflight, 1);
+        }
+        if (queue != null) {
+            CommonOptions.atLeast(spec, "--queue", queue, 1);
+        }
+        if (model != null && sample == null) {
+            throw CommonOptions.usage(spec, "--model needs --sample (the shipped sample belongs to the tiny model)");
+        }
+        if (model != null && !Files.isRegularFile(model)) {
+            throw CommonOptions.usage(spec, "no model file " + model);
+        }
+        if (sample != null && !Files.exists(sample)) {
+            throw CommonOptions.usage(spec, "no sample file or folder " + sample);
+        }
+        int[] d = devices();
+        if (Arrays.stream(d).distinct().count() != d.length) {
+            throw CommonOptions.usage(spec, "--devices lists a device twice: " + Arrays.toString(d));
+        }
+    }
+
+    /** The devices the pool spreads over: --devices, else --device (default 0). */
+    private int[] devices() {
+        return devices != null ? devices : new int[] {common.device};
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        check();
+        long started = System.currentTimeMillis();
+        int code = measureAll(io.out());
+        if (profiling.profile != null) {
+            for (Path file : profiles(profiling.profile, started)) {
+                ProfilingOptions.report(file, io.out());
+            }
+        }
+        return code;
+    }
+
+    /** The ORT profiles the sessions wrote into {@code dir} since {@code since} (ms), oldest first. */
+    static List<Path> profiles(Path dir, long since) throws IOException {
+        try (var files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().matches("pvn3d_.*\\.json") && !f.toString().endsWith(".summary.json"))
+                    .filter(f -> f.toFile().lastModified() >= since - 1000)
+                    .sorted(java.util.Comparator.comparingLong(f -> f.toFile().lastModified())).toList();
+        }
+    }
+
+    private int measureAll(PrintStream out) throws IOException {
+        byte[] bytes = model == null ? tinyModel() : OrtSession.readModel(model);
+        List<Pvn3dSample> samples = samples();
+        boolean cuda = common.cuda();
+        int[] devices = devices();
+        int cores = Runtime.getRuntime().availableProcessors();
+        out.printf(Locale.ROOT, "pvn3d-ort pool-bench: %s, %d sample(s) from %s, %s provider%s, ONNX Runtime %s, %d cores%n",
+                model == null ? "PVN3D tiny (class path)" : model, samples.size(),
+                sample == null ? "class path " + Pvn3dSample.RESOURCE : sample, cuda ? "CUDA" : "CPU",
+                cuda ? " on device(s) " + Arrays.toString(devices) : "", OrtRuntime.get().version(), cores);
+        String head = String.format(Locale.ROOT, "%8s %7s %8s %6s %8s %9s %8s %8s %12s %12s %6s", "sessions", "threads", "inflight",
+                "frames", "wall s", "frames/s", "p50 ms", "p99 ms", "service p50", "service p99", "failed");
+        out.println(head);
+        List<Run> runs = new ArrayList<>();
+        for (int s : sessions) {
+            Run r = measure(bytes, samples, s);
+            runs.add(r);
+            out.printf(Locale.ROOT, "%8d %7d %8d %6d %8.2f %9.2f %8.2f %8.2f %12.2f %12.2f %6d%n", r.sessions(), r.threads(), r.inflight(),
+                    r.frames(), r.wallS(), r.framesPerS(), r.p50(), r.p99(), r.serviceP50(), r.serviceP99(), r.failed());
+        }
+        if (json != null) {
+            Map<String, Object> doc = new LinkedHashMap<>();
+            doc.put("tool", "pvn3d-ort pool-bench");
+            doc.put("model", model == null ? "class path " + Pvn3dPipeline.MODEL_RESOURCE : model.toString());
+            doc.put("samples", samples.size());
+            doc.put("ep", cuda ? "cuda" : "cpu");
+            doc.put("devices", cuda ? Arrays.stream(devices).boxed().toList() : List.of());
+            doc.put("warmup_runs_per_session", pipeline.warmup);
+            doc.put("ort_version", OrtRuntime.get().version());
+            doc.put("java", System.getProperty("java.version"));
+            doc.put("cores", cores);
+            doc.put("runs", runs.stream().map(Run::json).toList());
+            String text = Json.write(doc);
+            if (json.equals("-")) {
+                out.print(text);
+            } else {
+                Files.writeString(Path.of(json), text);
+                out.println("json: " + json);
+            }
+        }
+        return runs.stream().anyMatch(r -> r.failed() > 0) ? Main.FAILED : Main.OK;
+    }
+
+    private List<Pvn3dSample> samples() {
+        if (sample == null) {
+            return List.of(Pvn3dSample.resource(Pvn3dSample.RESOURCE));
+        }
+        if (Files.isDirectory(sample)) {
+            List<Pvn3dSample> s = FolderEvaluation.samples(sample).stream().map(Pvn3dSample::read).toList();
+            if (s.isEmpty()) {
+                throw new OrtException("no *.bin samples in " + sample);
+            }
+            return s;
+        }
+        return List.of(Pvn3dSample.read(sample));
+    }
+
+    private Run measure(byte[] bytes, List<Pvn3dSample> samples, int sessionsPerDevice) {
+        boolean cuda = common.cuda();
+        int[] devices = devices();
+        int sessions = sessionsPerDevice * (cuda ? devices.length : 1);
+        int inFlight = inflight != null ? inflight : 2 * sessions;
+        Pvn3dPool.Builder b = Pvn3dPool.builder(bytes).provider(cuda ? Pvn3dPipeline.Provider.CUDA : Pvn3dPipeline.Provider.CPU)
+                .devices(devices).sessionsPerDevice(sessionsPerDevice).warmup(samples.get(0), pipeline.warmup)
+                .ioBinding(!pipeline.noIoBinding).profiling(profiling.profile);
+        if (common.threads > 0) {
+            b.threadsPerSession(common.threads);
+        }
+        if (queue != null) {
+            b.queueCapacity(queue);
+        }
+        if (pipeline.pose != null) {
+            b.poseSolver(switch (pipeline.pose) {
+                case "java" -> d -> new JavaPoseSolver();
+                case "cuda" -> CudaPoseSolver::new;
+                default -> d -> new NativePoseSolver();
+            });
+        }
+        double[] latency = new double[frames];
+        double[] service = new double[frames];
+        AtomicInteger failed = new AtomicInteger();
+        try (Pvn3dPool pool = b.build()) {
+            int threads = pool.slots().get(0).config().threads();
+            Semaphore slots = new Semaphore(inFlight);
+            CountDownLatch done = new CountDownLatch(frames);
+            long t0 = System.nanoTime();
+            for (int i = 0; i < frames; i++) {
+                slots.acquireUninterruptibly();
+                int frame = i;
+                pool.submit(samples.get(i % samples.size())).whenComplete((r, e) -> {
+                    if (r != null) {
+                        latency[frame] = r.latencyMs();
+                        service[frame] = r.serviceMs();
+                    } else {
+                        latency[frame] = Double.NaN;
+                        service[frame] = Double.NaN;
+                        failed.incrementAndGet();
+                    }
+                    slots.release();
+                    done.countDown();
+                });
+            }
+            try {
+                done.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new OrtException("interrupted");
+            }
+            double wall = (System.nanoTime() - t0) / 1e9;
+            Map<String, Long> per = new LinkedHashMap<>();
+            for (Pvn3dPool.SessionStats s : pool.stats().sessions()) {
+                per.put(s.name(), s.frames());
+            }
+            // the warm-up runs are not frames the pool served: the counters hold only the timed ones
+            double[] l = Arrays.stream(latency).filter(Double::isFinite).sorted().toArray();
+            double[] sv = Arrays.stream(service).filter(Double::isFinite).sorted().toArray();
+            int ok = frames - failed.get();
+            return new Run(sessionsPerDevice, sessions, threads, inFlight, frames, failed.get(), wall, ok / wall, percentile(l, 0.5),
+                    percentile(l, 0.99), Arrays.stream(l).average().orElse(Double.NaN), l.length == 0 ? Double.NaN : l[l.length - 1],
+                    percentile(sv, 0.5), percentile(sv, 0.99), per);
+        }
+    }
+
+    private static byte[] tinyModel() {
+        try (var in = Pvn3dPipeline.class.getResourceAsStream(Pvn3dPipeline.MODEL_RESOURCE)) {
+            if (in == null) {
+                throw new OrtException("missing class-path resource " + Pvn3dPipeline.MODEL_RESOURCE);
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new OrtException("cannot read " + Pvn3dPipeline.MODEL_RESOURCE + ": " + e);
+        }
+    }
+
+    /** Nearest-rank percentile of sorted values (NaN when there are none). */
+    static double percentile(double[] sorted, double p) {
+        if (sorted.length == 0) {
+            return Double.NaN;
+        }
+        return sorted[Math.max(0, Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1))];
+    }
+}
