@@ -582,7 +582,7 @@ public final class OrtSession extends NativeObject {
         try {
             return Files.readAllBytes(path);
         } catch (IOException e) {
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read model " + path + ": " + e, e);
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read the model " + path + ": " + e, e);
         }
     }
 }

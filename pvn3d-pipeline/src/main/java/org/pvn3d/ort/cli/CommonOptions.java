@@ -1,11 +1,8 @@
 package org.pvn3d.ort.cli;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
-import org.pvn3d.ort.OrtErrorCode;
-import org.pvn3d.ort.OrtException;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -51,15 +48,6 @@ final class CommonOptions {
     static void atLeast(CommandSpec spec, String option, int value, int min) {
         if (value < min) {
             throw usage(spec, option + " takes " + (min == 0 ? "a non-negative" : "a positive") + " integer, not " + value);
-        }
-    }
-
-    /** The bytes of a model file named on the command line. */
-    static byte[] readModel(Path model) {
-        try {
-            return Files.readAllBytes(model);
-        } catch (IOException e) {
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read the model " + model + ": " + e.getMessage(), e);
         }
     }
 

@@ -1,7 +1,5 @@
 package org.pvn3d.ort.cli;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -13,6 +11,7 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.CudaDevice;
+import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
@@ -149,15 +148,7 @@ final class CudaCheck {
 
     /** Creates (and closes) a session of a one-node model on the CUDA provider of device 0. */
     private static void tinySession() {
-        byte[] model;
-        try (InputStream in = CudaCheck.class.getResourceAsStream("/cli/identity.onnx")) {
-            if (in == null) {
-                throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "missing class-path resource /cli/identity.onnx");
-            }
-            model = in.readAllBytes();
-        } catch (IOException e) {
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read /cli/identity.onnx: " + e.getMessage(), e);
-        }
+        byte[] model = Pvn3dPipeline.resourceBytes("/cli/identity.onnx");
         try (var options = new SessionOptions()) {
             options.addExecutionProvider(new OrtCUDAProviderOptions(0));
             OrtEnvironment.getEnvironment().createSession(model, options).close();

@@ -1,9 +1,8 @@
 package org.pvn3d.ort.cli;
 
 import java.nio.file.Path;
-import org.pvn3d.ort.pipeline.CudaPoseSolver;
-import org.pvn3d.ort.pipeline.JavaPoseSolver;
-import org.pvn3d.ort.pipeline.NativePoseSolver;
+import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.pipeline.PoseSolver;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -55,11 +54,7 @@ final class PipelineOptions {
                 .withProvider(common.cuda() ? Pvn3dPipeline.Provider.CUDA : Pvn3dPipeline.Provider.CPU, common.device)
                 .withThreads(common.threads).withWarmup(warmup).withRepeat(repeat).withIoBinding(!noIoBinding)
                 .withProfiling(profileDir)
-                .withPoseSolver(switch (poseSolver(common.cuda())) {
-                    case "java" -> new JavaPoseSolver();
-                    case "cuda" -> new CudaPoseSolver(common.device);
-                    default -> new NativePoseSolver();
-                });
-        return model == null ? Pvn3dPipeline.tiny(c) : new Pvn3dPipeline(CommonOptions.readModel(model), c);
+                .withPoseSolver(PoseSolver.named(poseSolver(common.cuda()), common.device));
+        return model == null ? Pvn3dPipeline.tiny(c) : new Pvn3dPipeline(OrtSession.readModel(model), c);
     }
 }

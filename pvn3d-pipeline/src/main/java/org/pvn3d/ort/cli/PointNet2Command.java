@@ -2,7 +2,6 @@ package org.pvn3d.ort.cli;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,6 +21,7 @@ import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -93,8 +93,9 @@ final class PointNet2Command implements Callable<Integer>, Profiled {
         CommonOptions.existing(spec, "input file", input);
         common.requireCuda();
         PrintStream out = io.out();
-        byte[] bytes = model == null ? resource(MODEL_RESOURCE) : CommonOptions.readModel(model);
-        Map<String, PvtFile.Entry> inputs = input == null ? readPvt(resource(INPUT_RESOURCE), INPUT_RESOURCE) : PvtFile.read(input);
+        byte[] bytes = model == null ? Pvn3dPipeline.resourceBytes(MODEL_RESOURCE) : OrtSession.readModel(model);
+        Map<String, PvtFile.Entry> inputs = input == null ? readPvt(Pvn3dPipeline.resourceBytes(INPUT_RESOURCE), INPUT_RESOURCE)
+                : PvtFile.read(input);
         out.printf("model: %s (%d bytes)%n", model == null ? "embedded PointNet++ (" + MODEL_RESOURCE + ")" : model, bytes.length);
         OrtEnvironment env = OrtEnvironment.getEnvironment();
         try (var options = new SessionOptions()) {
@@ -193,17 +194,6 @@ final class PointNet2Command implements Callable<Integer>, Profiled {
     private static double median(double[] sorted) {
         int n = sorted.length;
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    }
-
-    private static byte[] resource(String name) {
-        try (InputStream in = PointNet2Command.class.getResourceAsStream(name)) {
-            if (in == null) {
-                throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "missing class-path resource " + name);
-            }
-            return in.readAllBytes();
-        } catch (IOException e) {
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read " + name + ": " + e.getMessage(), e);
-        }
     }
 
     private static Map<String, PvtFile.Entry> readPvt(byte[] bytes, String source) {

@@ -17,11 +17,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.OrtSession;
-import org.pvn3d.ort.pipeline.CudaPoseSolver;
 import org.pvn3d.ort.pipeline.FolderEvaluation;
-import org.pvn3d.ort.pipeline.JavaPoseSolver;
 import org.pvn3d.ort.pipeline.Json;
-import org.pvn3d.ort.pipeline.NativePoseSolver;
+import org.pvn3d.ort.pipeline.PoseSolver;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 import org.pvn3d.ort.pipeline.Pvn3dSample;
 import org.pvn3d.ort.pipeline.pool.Pvn3dPool;
@@ -196,7 +194,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
     }
 
     private int measureAll(PrintStream out) throws IOException {
-        byte[] bytes = model == null ? tinyModel() : OrtSession.readModel(model);
+        byte[] bytes = model == null ? Pvn3dPipeline.tinyModelBytes() : OrtSession.readModel(model);
         List<Pvn3dSample> samples = samples();
         boolean cuda = common.cuda();
         int[] devices = devices();
@@ -267,11 +265,8 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             b.queueCapacity(queue);
         }
         if (pipeline.pose != null) {
-            b.poseSolver(switch (pipeline.pose) {
-                case "java" -> d -> new JavaPoseSolver();
-                case "cuda" -> CudaPoseSolver::new;
-                default -> d -> new NativePoseSolver();
-            });
+            String pose = pipeline.pose;
+            b.poseSolver(d -> PoseSolver.named(pose, d));
         }
         double[] latency = new double[frames];
         double[] service = new double[frames];
@@ -315,17 +310,6 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             return new Run(sessionsPerDevice, sessions, threads, inFlight, frames, failed.get(), wall, ok / wall, percentile(l, 0.5),
                     percentile(l, 0.99), Arrays.stream(l).average().orElse(Double.NaN), l.length == 0 ? Double.NaN : l[l.length - 1],
                     percentile(sv, 0.5), percentile(sv, 0.99), per);
-        }
-    }
-
-    private static byte[] tinyModel() {
-        try (var in = Pvn3dPipeline.class.getResourceAsStream(Pvn3dPipeline.MODEL_RESOURCE)) {
-            if (in == null) {
-                throw new OrtException("missing class-path resource " + Pvn3dPipeline.MODEL_RESOURCE);
-            }
-            return in.readAllBytes();
-        } catch (IOException e) {
-            throw new OrtException("cannot read " + Pvn3dPipeline.MODEL_RESOURCE + ": " + e);
         }
     }
 

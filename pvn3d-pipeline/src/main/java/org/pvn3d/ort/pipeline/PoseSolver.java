@@ -21,4 +21,18 @@ public interface PoseSolver {
      * solver that cannot separate them reports all its time as clustering and 0 for the fit).
      */
     record Solution(float[] kps, int inliers, Pose pose, double clusteringMs, double fitMs) {}
+
+    /**
+     * The solver of a name as the command lines take it: {@code native} ({@link NativePoseSolver}, the fused
+     * kernel on the CPU's cores), {@code cuda} ({@link CudaPoseSolver} on {@code device}) or {@code java}
+     * ({@link JavaPoseSolver}, the reference).
+     */
+    static PoseSolver named(String name, int device) {
+        return switch (name) {
+            case "native" -> new NativePoseSolver();
+            case "cuda" -> new CudaPoseSolver(device);
+            case "java" -> new JavaPoseSolver();
+            default -> throw new IllegalArgumentException("a pose solver is native, cuda or java, not " + name);
+        };
+    }
 }

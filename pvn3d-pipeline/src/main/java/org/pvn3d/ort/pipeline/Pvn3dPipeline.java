@@ -223,7 +223,12 @@ public final class Pvn3dPipeline implements AutoCloseable {
 
     /** The tiny PVN3D model from the class path. */
     public static Pvn3dPipeline tiny(Config config) {
-        return new Pvn3dPipeline(resourceBytes(MODEL_RESOURCE), config);
+        return new Pvn3dPipeline(tinyModelBytes(), config);
+    }
+
+    /** The bytes of the tiny PVN3D model ({@link #MODEL_RESOURCE}). */
+    public static byte[] tinyModelBytes() {
+        return resourceBytes(MODEL_RESOURCE);
     }
 
     public Config config() {
@@ -402,7 +407,11 @@ public final class Pvn3dPipeline implements AutoCloseable {
         return Pvn3dSample.readResource(EXPECTED_RESOURCE);
     }
 
-    static byte[] resourceBytes(String name) {
+    /**
+     * The bytes of one of this module's class-path resources, e.g. {@link #MODEL_RESOURCE}; an
+     * {@link OrtErrorCode#ORT_NO_SUCHFILE} error when it is missing or cannot be read.
+     */
+    public static byte[] resourceBytes(String name) {
         try (java.io.InputStream in = Pvn3dPipeline.class.getResourceAsStream(name)) {
             if (in == null) {
                 throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "missing class-path resource " + name);

@@ -2,7 +2,6 @@ package org.pvn3d.ort.pipeline;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -103,11 +102,8 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
     }
 
     static Map<String, PvtFile.Entry> readResource(String name) {
-        try (InputStream in = Pvn3dSample.class.getResourceAsStream(name)) {
-            if (in == null) {
-                throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "missing class-path resource " + name);
-            }
-            return PvtFile.read(new ByteArrayInputStream(in.readAllBytes()), name);
+        try {
+            return PvtFile.read(new ByteArrayInputStream(Pvn3dPipeline.resourceBytes(name)), name);
         } catch (IOException e) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read " + name + ": " + e, e);
         }

@@ -1,6 +1,9 @@
 package org.pvn3d.ort.pipeline;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
@@ -31,6 +34,23 @@ class NativePoseSolverTest {
             m = Math.max(m, Math.abs(a[i] - b[i]));
         }
         return m;
+    }
+
+    @Test
+    void solversByName() {
+        assertInstanceOf(NativePoseSolver.class, PoseSolver.named("native", 0));
+        assertInstanceOf(JavaPoseSolver.class, PoseSolver.named("java", 0));
+        PoseSolver cuda = PoseSolver.named("cuda", 3); // libpvn3d_ops loads without a GPU; nothing runs here
+        assertInstanceOf(CudaPoseSolver.class, cuda);
+        assertTrue(cuda.name().contains("on GPU 3"), cuda.name());
+        assertThrows(IllegalArgumentException.class, () -> PoseSolver.named("gpu", 0));
+    }
+
+    @Test
+    void theTinyModelFromTheClassPath() {
+        assertArrayEquals(Pvn3dPipeline.resourceBytes(Pvn3dPipeline.MODEL_RESOURCE), Pvn3dPipeline.tinyModelBytes());
+        org.pvn3d.ort.OrtException e = assertThrows(org.pvn3d.ort.OrtException.class, () -> Pvn3dPipeline.resourceBytes("/no/such.onnx"));
+        assertEquals(org.pvn3d.ort.OrtErrorCode.ORT_NO_SUCHFILE, e.getCode());
     }
 
     @Test

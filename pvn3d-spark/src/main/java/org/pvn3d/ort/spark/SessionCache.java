@@ -1,7 +1,5 @@
 package org.pvn3d.ort.spark;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Deque;
@@ -15,9 +13,7 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.resource.ResourceInformation;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
-import org.pvn3d.ort.pipeline.CudaPoseSolver;
-import org.pvn3d.ort.pipeline.JavaPoseSolver;
-import org.pvn3d.ort.pipeline.NativePoseSolver;
+import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.pipeline.PoseSolver;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 
@@ -137,11 +133,7 @@ public final class SessionCache {
         if (HOOK.compareAndSet(false, true)) {
             Runtime.getRuntime().addShutdownHook(new Thread(SessionCache::closeAll, "pvn3d-session-cache-shutdown"));
         }
-        PoseSolver solver = switch (key.pose()) {
-            case "java" -> new JavaPoseSolver();
-            case "cuda" -> new CudaPoseSolver(key.device());
-            default -> new NativePoseSolver();
-        };
+        PoseSolver solver = PoseSolver.named(key.pose(), key.device());
         Pvn3dPipeline.Config config = new Pvn3dPipeline.Config(key.provider(), key.device(), key.threads(), solver, key.objectClass(), 0, 1,
                 true);
         Pvn3dPipeline p = new Pvn3dPipeline(modelBytes(key.model()), config);
@@ -153,14 +145,10 @@ public final class SessionCache {
     static byte[] modelBytes(String model) {
         if (model.startsWith("classpath:")) {
             String name = model.substring("classpath:".length());
-            try (InputStream in = Pvn3dPipeline.class.getResourceAsStream(name)) {
-                if (in == null) {
-                    throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no class-path resource " + name + " on this executor");
-                }
-                return in.readAllBytes();
-            } catch (IOException e) {
-                throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read " + name + ": " + e, e);
+            if (Pvn3dPipeline.class.getResource(name) == null) {
+                throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no class-path resource " + name + " on this executor");
             }
+            return Pvn3dPipeline.resourceBytes(name);
         }
         Path path = Path.of(model);
         if (!Files.isRegularFile(path)) {
@@ -171,11 +159,7 @@ public final class SessionCache {
             }
             path = shipped;
         }
-        try {
-            return Files.readAllBytes(path);
-        } catch (IOException e) {
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read the model " + path + ": " + e, e);
-        }
+        return OrtSession.readModel(path);
     }
 
     private static void closePipeline(Pvn3dPipeline p) {
