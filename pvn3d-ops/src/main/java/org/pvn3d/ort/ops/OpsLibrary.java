@@ -122,13 +122,10 @@ public final class OpsLibrary {
     }
 
     private static Path locate() {
-        String configured = System.getProperty(PATH_PROPERTY);
-        String source = "system property " + PATH_PROPERTY;
-        if (configured == null || configured.isBlank()) {
-            configured = System.getenv(PATH_ENV);
-            source = "environment variable " + PATH_ENV;
-        }
-        if (configured != null && !configured.isBlank()) {
+        NativeFiles.Setting setting = NativeFiles.setting(PATH_PROPERTY, PATH_ENV);
+        if (setting.isSet()) {
+            String configured = setting.value();
+            String source = setting.source();
             Path p = Path.of(configured);
             if (Files.isDirectory(p)) {
                 p = p.resolve(LIBRARY);

@@ -21,6 +21,7 @@ import java.util.Optional;
 import java.util.stream.Stream;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.internal.NativeFiles;
 
 /**
  * The CUDA runtime library ({@code libcudart}) as this package uses it: the handful of functions behind
@@ -207,13 +208,10 @@ final class DeviceApi {
 
     private static Functions load() {
         List<String> tried = new ArrayList<>();
-        String configured = System.getProperty(PATH_PROPERTY);
-        String source = "system property " + PATH_PROPERTY;
-        if (configured == null || configured.isBlank()) {
-            configured = System.getenv(PATH_ENV);
-            source = "environment variable " + PATH_ENV;
-        }
-        if (configured != null && !configured.isBlank()) {
+        NativeFiles.Setting setting = NativeFiles.setting(PATH_PROPERTY, PATH_ENV);
+        if (setting.isSet()) {
+            String configured = setting.value();
+            String source = setting.source();
             Path p = Path.of(configured);
             Optional<Path> file = Files.isDirectory(p) ? newestIn(p) : Optional.of(p);
             if (file.isEmpty() || !Files.isRegularFile(file.get())) {

@@ -44,13 +44,38 @@ public final class NativeFiles {
         return osPart + "-" + archPart;
     }
 
-    public static Path cacheRoot() {
-        String configured = System.getProperty(CACHE_PROPERTY);
-        if (configured == null || configured.isBlank()) {
-            configured = System.getenv(CACHE_ENV);
+    /**
+     * A setting read from a system property, else an environment variable.
+     *
+     * @param value  the value, null when neither is set (a blank value counts as not set)
+     * @param source where it came from, for messages: {@code system property NAME} or
+     *               {@code environment variable NAME}; null when not set
+     */
+    public record Setting(String value, String source) {
+        /** Whether the property or the variable gave a value. */
+        public boolean isSet() {
+            return value != null;
         }
-        if (configured != null && !configured.isBlank()) {
-            return Path.of(configured);
+    }
+
+    /** The system property {@code property} if set (not blank), else the environment variable {@code env}. */
+    public static Setting setting(String property, String env) {
+        String value = System.getProperty(property);
+        if (value != null && !value.isBlank()) {
+            return new Setting(value, "system property " + property);
+        }
+        value = System.getenv(env);
+        if (value != null && !value.isBlank()) {
+            return new Setting(value, "environment variable " + env);
+        }
+        return new Setting(null, null);
+    }
+
+    /** Where native files are extracted: {@value #CACHE_PROPERTY} or {@value #CACHE_ENV}, else the user's cache folder. */
+    public static Path cacheRoot() {
+        Setting configured = setting(CACHE_PROPERTY, CACHE_ENV);
+        if (configured.isSet()) {
+            return Path.of(configured.value());
         }
         String xdg = System.getenv("XDG_CACHE_HOME");
         Path base = xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");

@@ -193,14 +193,11 @@ public final class NvtxLibrary {
     }
 
     private static List<Path> explicitCandidates() {
-        String configured = System.getProperty(PATH_PROPERTY);
-        if (configured == null || configured.isBlank()) {
-            configured = System.getenv(PATH_ENV);
-        }
-        if (configured == null || configured.isBlank()) {
+        NativeFiles.Setting configured = NativeFiles.setting(PATH_PROPERTY, PATH_ENV);
+        if (!configured.isSet()) {
             return List.of();
         }
-        Path p = Path.of(configured);
+        Path p = Path.of(configured.value());
         if (!Files.isDirectory(p)) {
             return List.of(p);
         }

@@ -144,17 +144,13 @@ public final class OrtLibrary {
     }
 
     private static OrtLibrary load() {
-        String configured = System.getProperty(PATH_PROPERTY);
-        String source = "system property " + PATH_PROPERTY;
-        if (configured == null || configured.isBlank()) {
-            configured = System.getenv(PATH_ENV);
-            source = "environment variable " + PATH_ENV;
-        }
+        NativeFiles.Setting configured = NativeFiles.setting(PATH_PROPERTY, PATH_ENV);
         Path library;
         ClassPathOrt jar = null;
-        if (configured != null && !configured.isBlank()) {
-            library = findLibrary(Path.of(configured), source);
-            source = source + " = " + configured;
+        String source;
+        if (configured.isSet()) {
+            library = findLibrary(Path.of(configured.value()), configured.source());
+            source = configured.source() + " = " + configured.value();
         } else {
             jar = ClassPathOrt.find();
             library = jar.extractRuntime();
