@@ -6,7 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.NativeObject;
 
 /** Per-run options ({@code OrtRunOptions}): a tag for the log, a log level, and termination. */
@@ -26,7 +26,8 @@ public final class RunOptions extends NativeObject {
     }
 
     public RunOptions setRunTag(String tag) {
-        apply(null, (o, a) -> OrtApi.RunOptionsSetRunTag.invoke(Api.RunOptions.RunOptionsSetRunTag, o, a.allocateFrom(tag)));
+        Handles.call(this, null, (o, a) ->
+                OrtApi.RunOptionsSetRunTag.invoke(Api.RunOptions.RunOptionsSetRunTag, o, a.allocateFrom(tag)));
         runTag = tag;
         return this;
     }
@@ -37,42 +38,30 @@ public final class RunOptions extends NativeObject {
     }
 
     public RunOptions setLogLevel(OrtLoggingLevel level) {
-        return apply(null, (o, a) -> OrtApi.RunOptionsSetRunLogSeverityLevel.invoke(
+        return Handles.call(this, null, (o, a) -> OrtApi.RunOptionsSetRunLogSeverityLevel.invoke(
                 Api.RunOptions.RunOptionsSetRunLogSeverityLevel, o, level.value()));
     }
 
     public RunOptions setLogVerbosityLevel(int level) {
-        return apply(null, (o, a) -> OrtApi.RunOptionsSetRunLogVerbosityLevel.invoke(
+        return Handles.call(this, null, (o, a) -> OrtApi.RunOptionsSetRunLogVerbosityLevel.invoke(
                 Api.RunOptions.RunOptionsSetRunLogVerbosityLevel, o, level));
     }
 
     /** Asks runs using these options to stop as soon as they can (they fail with an error). */
     public RunOptions setTerminate() {
-        return apply(null, (o, a) -> OrtApi.RunOptionsSetTerminate.invoke(Api.RunOptions.RunOptionsSetTerminate, o));
+        return Handles.call(this, null, (o, a) ->
+                OrtApi.RunOptionsSetTerminate.invoke(Api.RunOptions.RunOptionsSetTerminate, o));
     }
 
     public RunOptions unsetTerminate() {
-        return apply(null, (o, a) -> OrtApi.RunOptionsUnsetTerminate.invoke(Api.RunOptions.RunOptionsUnsetTerminate, o));
+        return Handles.call(this, null, (o, a) ->
+                OrtApi.RunOptionsUnsetTerminate.invoke(Api.RunOptions.RunOptionsUnsetTerminate, o));
     }
 
     /** A run configuration entry (see ORT's onnxruntime_run_options_config_keys.h). */
     public RunOptions addRunConfigEntry(String key, String value) {
-        return apply("run config entry " + key, (o, a) -> OrtApi.AddRunConfigEntry.invoke(
+        return Handles.call(this, "run config entry " + key, (o, a) -> OrtApi.AddRunConfigEntry.invoke(
                 Api.RunOptions.AddRunConfigEntry, o, a.allocateFrom(key), a.allocateFrom(value)));
-    }
-
-    /** One ORT call on the native run options: {@code (options, arena for its strings) -> OrtStatus*}. */
-    @FunctionalInterface
-    private interface Setting {
-        MemorySegment apply(MemorySegment options, Arena arena);
-    }
-
-    /** Makes one ORT call on the native run options, held open for the call, and checks its status. */
-    private RunOptions apply(String context, Setting setting) {
-        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
-            Api.checkStatus(setting.apply(use.handle(), arena), context);
-        }
-        return this;
     }
 
     @Override

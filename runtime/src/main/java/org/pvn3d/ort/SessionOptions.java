@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.NativeObject;
 
@@ -66,14 +67,15 @@ public final class SessionOptions extends NativeObject {
     }
 
     public SessionOptions setOptimizationLevel(OptLevel level) {
-        return apply(null, (o, a) -> OrtApi.SetSessionGraphOptimizationLevel.invoke(
+        return Handles.call(this, null, (o, a) -> OrtApi.SetSessionGraphOptimizationLevel.invoke(
                 Api.Options.SetSessionGraphOptimizationLevel, o, level.value()));
     }
 
     /** Threads for parallelism inside an operator; 0 lets ORT choose. A negative count is refused. */
     public SessionOptions setIntraOpNumThreads(int threads) {
         checkThreads("intra-op", threads);
-        return apply(null, (o, a) -> OrtApi.SetIntraOpNumThreads.invoke(Api.Options.SetIntraOpNumThreads, o, threads));
+        return Handles.call(this, null, (o, a) ->
+                OrtApi.SetIntraOpNumThreads.invoke(Api.Options.SetIntraOpNumThreads, o, threads));
     }
 
     /**
@@ -82,7 +84,8 @@ public final class SessionOptions extends NativeObject {
      */
     public SessionOptions setInterOpNumThreads(int threads) {
         checkThreads("inter-op", threads);
-        return apply(null, (o, a) -> OrtApi.SetInterOpNumThreads.invoke(Api.Options.SetInterOpNumThreads, o, threads));
+        return Handles.call(this, null, (o, a) ->
+                OrtApi.SetInterOpNumThreads.invoke(Api.Options.SetInterOpNumThreads, o, threads));
     }
 
     /** ORT takes a negative count without a word; refuse it here, where the mistake is made. */
@@ -94,25 +97,26 @@ public final class SessionOptions extends NativeObject {
     }
 
     public SessionOptions setExecutionMode(ExecutionMode mode) {
-        return apply(null, (o, a) -> OrtApi.SetSessionExecutionMode.invoke(Api.Options.SetSessionExecutionMode, o,
-                mode.value()));
+        return Handles.call(this, null, (o, a) ->
+                OrtApi.SetSessionExecutionMode.invoke(Api.Options.SetSessionExecutionMode, o, mode.value()));
     }
 
     /** ORT's memory pattern optimisation (pre-planned buffers for repeated shapes). */
     public SessionOptions setMemoryPatternOptimization(boolean enable) {
-        return apply(null, (o, a) -> enable ? OrtApi.EnableMemPattern.invoke(Api.Options.EnableMemPattern, o)
+        return Handles.call(this, null, (o, a) -> enable ? OrtApi.EnableMemPattern.invoke(Api.Options.EnableMemPattern, o)
                 : OrtApi.DisableMemPattern.invoke(Api.Options.DisableMemPattern, o));
     }
 
     /** ORT's CPU arena allocator. */
     public SessionOptions setCPUArenaAllocator(boolean enable) {
-        return apply(null, (o, a) -> enable ? OrtApi.EnableCpuMemArena.invoke(Api.Options.EnableCpuMemArena, o)
+        return Handles.call(this, null, (o, a) -> enable ? OrtApi.EnableCpuMemArena.invoke(Api.Options.EnableCpuMemArena, o)
                 : OrtApi.DisableCpuMemArena.invoke(Api.Options.DisableCpuMemArena, o));
     }
 
     /** Writes an ORT profile (JSON, chrome://tracing format) to files starting with {@code prefix}. */
     public SessionOptions enableProfiling(String prefix) {
-        apply(null, (o, a) -> OrtApi.EnableProfiling.invoke(Api.Options.EnableProfiling, o, a.allocateFrom(prefix)));
+        Handles.call(this, null, (o, a) ->
+                OrtApi.EnableProfiling.invoke(Api.Options.EnableProfiling, o, a.allocateFrom(prefix)));
         profiling = true;
         return this;
     }
@@ -131,7 +135,7 @@ public final class SessionOptions extends NativeObject {
     }
 
     public SessionOptions disableProfiling() {
-        apply(null, (o, a) -> OrtApi.DisableProfiling.invoke(Api.Options.DisableProfiling, o));
+        Handles.call(this, null, (o, a) -> OrtApi.DisableProfiling.invoke(Api.Options.DisableProfiling, o));
         profiling = false;
         return this;
     }
@@ -143,57 +147,42 @@ public final class SessionOptions extends NativeObject {
 
     /** Fixes a symbolic dimension by its name (e.g. "batch" = 1), letting ORT plan for it. */
     public SessionOptions addFreeDimensionOverrideByName(String dimensionName, long value) {
-        return apply(null, (o, a) -> OrtApi.AddFreeDimensionOverrideByName.invoke(
+        return Handles.call(this, null, (o, a) -> OrtApi.AddFreeDimensionOverrideByName.invoke(
                 Api.Options.AddFreeDimensionOverrideByName, o, a.allocateFrom(dimensionName), value));
     }
 
     /** Fixes a dimension by its denotation (e.g. "DATA_BATCH"). */
     public SessionOptions addFreeDimensionOverride(String denotation, long value) {
-        return apply(null, (o, a) -> OrtApi.AddFreeDimensionOverride.invoke(Api.Options.AddFreeDimensionOverride, o,
-                a.allocateFrom(denotation), value));
+        return Handles.call(this, null, (o, a) ->
+                OrtApi.AddFreeDimensionOverride.invoke(Api.Options.AddFreeDimensionOverride, o, a.allocateFrom(denotation),
+                        value));
     }
 
     /** A session configuration entry (see ORT's onnxruntime_session_options_config_keys.h). */
     public SessionOptions addConfigEntry(String key, String value) {
-        return apply("config entry " + key, (o, a) -> OrtApi.AddSessionConfigEntry.invoke(
+        return Handles.call(this, "config entry " + key, (o, a) -> OrtApi.AddSessionConfigEntry.invoke(
                 Api.Options.AddSessionConfigEntry, o, a.allocateFrom(key), a.allocateFrom(value)));
     }
 
     public SessionOptions setSessionLogLevel(OrtLoggingLevel level) {
-        return apply(null, (o, a) -> OrtApi.SetSessionLogSeverityLevel.invoke(Api.Options.SetSessionLogSeverityLevel, o,
-                level.value()));
+        return Handles.call(this, null, (o, a) ->
+                OrtApi.SetSessionLogSeverityLevel.invoke(Api.Options.SetSessionLogSeverityLevel, o, level.value()));
     }
 
     public SessionOptions setSessionLogVerbosityLevel(int level) {
-        return apply(null, (o, a) -> OrtApi.SetSessionLogVerbosityLevel.invoke(Api.Options.SetSessionLogVerbosityLevel,
-                o, level));
+        return Handles.call(this, null, (o, a) ->
+                OrtApi.SetSessionLogVerbosityLevel.invoke(Api.Options.SetSessionLogVerbosityLevel, o, level));
     }
 
     public SessionOptions setLogId(String id) {
-        return apply(null, (o, a) -> OrtApi.SetSessionLogId.invoke(Api.Options.SetSessionLogId, o, a.allocateFrom(id)));
+        return Handles.call(this, null, (o, a) ->
+                OrtApi.SetSessionLogId.invoke(Api.Options.SetSessionLogId, o, a.allocateFrom(id)));
     }
 
     /** Saves the optimised graph to {@code path} when a session is created. */
     public SessionOptions setOptimizedModelFilePath(String path) {
-        return apply(null, (o, a) -> OrtApi.SetOptimizedModelFilePath.invoke(Api.Options.SetOptimizedModelFilePath, o,
-                a.allocateFrom(path)));
-    }
-
-    /** One ORT call on the native options: {@code (options, arena for its strings) -> OrtStatus*}. */
-    @FunctionalInterface
-    private interface Setting {
-        MemorySegment apply(MemorySegment options, Arena arena);
-    }
-
-    /**
-     * Makes one ORT call on the native options, held open for the call (a close from another thread
-     * waits for it), and checks its status; {@code context} (may be null) goes in front of ORT's message.
-     */
-    private SessionOptions apply(String context, Setting setting) {
-        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
-            Api.checkStatus(setting.apply(use.handle(), arena), context);
-        }
-        return this;
+        return Handles.call(this, null, (o, a) ->
+                OrtApi.SetOptimizedModelFilePath.invoke(Api.Options.SetOptimizedModelFilePath, o, a.allocateFrom(path)));
     }
 
     /**
@@ -244,8 +233,8 @@ public final class SessionOptions extends NativeObject {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "custom-op library " + library + " does not exist");
         }
         String path = library.toAbsolutePath().toString();
-        return apply("cannot register the custom operators of " + library, (o, a) -> OrtApi.RegisterCustomOpsLibrary_V2
-                .invoke(Api.Options.RegisterCustomOpsLibrary_V2, o, a.allocateFrom(path)));
+        return Handles.call(this, "cannot register the custom operators of " + library, (o, a) ->
+                OrtApi.RegisterCustomOpsLibrary_V2.invoke(Api.Options.RegisterCustomOpsLibrary_V2, o, a.allocateFrom(path)));
     }
 
     /**
@@ -256,8 +245,8 @@ public final class SessionOptions extends NativeObject {
      * the loader's to keep loaded. An unknown function is an {@link OrtException} naming it.
      */
     public SessionOptions registerCustomOpsUsingFunction(String functionName) {
-        return apply("cannot register custom operators with the function " + functionName, (o, a) -> OrtApi
-                .RegisterCustomOpsUsingFunction.invoke(Api.Options.RegisterCustomOpsUsingFunction, o,
+        return Handles.call(this, "cannot register custom operators with the function " + functionName, (o, a) ->
+                OrtApi.RegisterCustomOpsUsingFunction.invoke(Api.Options.RegisterCustomOpsUsingFunction, o,
                         a.allocateFrom(functionName)));
     }
 

@@ -1,5 +1,8 @@
 package org.pvn3d.ort.internal;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
 /**
  * How the runtime's classes reach the handle of another native object (a session its tensors', a CUDA
  * copy its stream's): through a {@link Lease}, for try-with-resources. This package is not exported,
@@ -41,6 +44,24 @@ public final class Handles {
     /** {@code object}'s handle address, unchecked: for a caller inside a use of it. */
     public static long address(NativeObject object) {
         return object.handleAddress();
+    }
+
+    /** One ORT call on a native handle: {@code (handle, arena for its strings) -> OrtStatus*}. */
+    @FunctionalInterface
+    public interface StatusCall {
+        MemorySegment call(MemorySegment handle, Arena arena);
+    }
+
+    /**
+     * Makes one ORT call on {@code object}'s handle, held open for the call (a close from another thread
+     * waits for it), and checks its status; {@code context} (may be null) goes in front of ORT's message.
+     * Returns {@code object}, for setters that return it.
+     */
+    public static <T extends NativeObject> T call(T object, String context, StatusCall call) {
+        try (Lease use = object.acquire(); Arena arena = Arena.ofConfined()) {
+            Api.checkStatus(call.call(use.handle(), arena), context);
+        }
+        return object;
     }
 
     /** Whether {@code object}'s native handle has been released (closed and no hold left). */
