@@ -40,12 +40,15 @@ import org.pvn3d.ort.internal.NativeObject;
  */
 public final class OrtIoBinding extends NativeObject {
     private final OrtSession session;
+    // One lock for the three maps, held across each native bind and clear as well: ORT's bindings and
+    // the maps change in the same order, so a name is bound in the maps as it is in ORT (last call wins)
+    private final Object lock = new Object();
     private final Map<String, OnnxTensorLike> inputs = new LinkedHashMap<>();
     private final Map<String, OnnxTensorLike> outputs = new LinkedHashMap<>();
     private final Map<String, OrtMemoryInfo> deviceOutputs = new LinkedHashMap<>(); // copies this binding owns
-    // what a run reads, rebuilt (under the outputs map's lock) whenever a binding changes, so that a run
-    // iterates arrays and builds no string: the bound Java tensors, and the outputs bound to a device
-    // with their names as C strings
+    // what a run reads, rebuilt (under the lock) whenever a binding changes, so that a run iterates
+    // arrays, builds no string and takes no lock: the bound Java tensors, and the outputs bound to a
+    // device with their names as C strings
     private volatile Bound[] boundSnapshot = new Bound[0];
     private volatile DeviceOutput[] deviceSnapshot = new DeviceOutput[0];
 
@@ -90,11 +93,17 @@ public final class OrtIoBinding extends NativeObject {
             held.add(Handles.acquire(session)); // first: a closed session is reported as such
             MemorySegment b = held.add(acquire());
             MemorySegment info = held.add(Handles.acquire(device));
-            Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b, arena.allocateFrom(name), info),
-                    "bind output '" + name + "' to " + device);
+            MemorySegment cName = arena.allocateFrom(name);
             OrtMemoryInfo copy = OrtMemoryInfo.copyOf(info);
             OrtMemoryInfo old;
-            synchronized (outputs) {
+            synchronized (lock) {
+                try {
+                    Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b, cName, info),
+                            "bind output '" + name + "' to " + device);
+                } catch (RuntimeException | Error e) {
+                    copy.close();
+                    throw e;
+                }
                 outputs.remove(name);
                 old = deviceOutputs.put(name, copy);
                 snapshot();
@@ -131,12 +140,10 @@ public final class OrtIoBinding extends NativeObject {
         return handleAddress();
     }
 
-    /** Rebuilds what a run reads; under the outputs map's lock. */
+    /** Rebuilds what a run reads; under the lock. */
     private void snapshot() {
         java.util.List<Bound> b = new ArrayList<>();
-        synchronized (inputs) {
-            inputs.forEach((name, t) -> b.add(new Bound(name, true, t)));
-        }
+        inputs.forEach((name, t) -> b.add(new Bound(name, true, t)));
         outputs.forEach((name, t) -> b.add(new Bound(name, false, t)));
         boundSnapshot = b.toArray(Bound[]::new);
         java.util.List<DeviceOutput> d = new ArrayList<>();
@@ -160,18 +167,16 @@ public final class OrtIoBinding extends NativeObject {
             MemorySegment b = held.add(acquire());
             MemorySegment v = held.add(tensor.acquireFor((input ? "input '" : "output '") + name + "'"));
             MemorySegment cName = arena.allocateFrom(name);
-            Api.checkStatus(input ? OrtApi.BindInput.invoke(Api.IoBinding.BindInput, b, cName, v)
-                    : OrtApi.BindOutput.invoke(Api.IoBinding.BindOutput, b, cName, v),
-                    (input ? "bind input '" : "bind output '") + name + "'");
             OrtMemoryInfo old = null;
-            synchronized (outputs) {
-                if (!input) {
+            synchronized (lock) {
+                Api.checkStatus(input ? OrtApi.BindInput.invoke(Api.IoBinding.BindInput, b, cName, v)
+                        : OrtApi.BindOutput.invoke(Api.IoBinding.BindOutput, b, cName, v),
+                        (input ? "bind input '" : "bind output '") + name + "'");
+                if (input) {
+                    inputs.put(name, tensor);
+                } else {
                     old = deviceOutputs.remove(name);
                     outputs.put(name, tensor);
-                } else {
-                    synchronized (inputs) {
-                        inputs.put(name, tensor);
-                    }
                 }
                 snapshot();
             }
@@ -185,11 +190,9 @@ public final class OrtIoBinding extends NativeObject {
     public void clearBoundInputs() {
         try (Lease use = acquire()) {
             MemorySegment b = use.handle();
-            OrtApi.ClearBoundInputs.invoke(Api.IoBinding.ClearBoundInputs, b);
-            synchronized (outputs) {
-                synchronized (inputs) {
-                    inputs.clear();
-                }
+            synchronized (lock) {
+                OrtApi.ClearBoundInputs.invoke(Api.IoBinding.ClearBoundInputs, b);
+                inputs.clear();
                 snapshot();
             }
         }
@@ -199,8 +202,12 @@ public final class OrtIoBinding extends NativeObject {
     public void clearBoundOutputs() {
         try (Lease use = acquire()) {
             MemorySegment b = use.handle();
-            OrtApi.ClearBoundOutputs.invoke(Api.IoBinding.ClearBoundOutputs, b);
-            closeDeviceOutputs();
+            List<OrtMemoryInfo> infos;
+            synchronized (lock) {
+                OrtApi.ClearBoundOutputs.invoke(Api.IoBinding.ClearBoundOutputs, b);
+                infos = forgetOutputs();
+            }
+            infos.forEach(OrtMemoryInfo::close);
         }
     }
 
@@ -297,7 +304,7 @@ public final class OrtIoBinding extends NativeObject {
 
     /** The tensors currently bound as inputs (a snapshot; the binding does not own them). */
     public Map<String, OnnxTensorLike> getBoundInputs() {
-        synchronized (inputs) {
+        synchronized (lock) {
             return Map.copyOf(inputs);
         }
     }
@@ -310,13 +317,11 @@ public final class OrtIoBinding extends NativeObject {
         long out = 0;
         int nIn;
         int nOut;
-        synchronized (inputs) {
+        synchronized (lock) {
             nIn = inputs.size();
             for (OnnxTensorLike t : inputs.values()) {
                 in += t.byteSize();
             }
-        }
-        synchronized (outputs) {
             nOut = outputs.size() + deviceOutputs.size();
             for (OnnxTensorLike t : outputs.values()) {
                 out += t.byteSize();
@@ -330,24 +335,22 @@ public final class OrtIoBinding extends NativeObject {
         OrtApi.ReleaseIoBinding.invoke(Api.IoBinding.ReleaseIoBinding, handle);
     }
 
-    private void closeDeviceOutputs() {
-        List<OrtMemoryInfo> infos;
-        synchronized (outputs) {
-            outputs.clear();
-            infos = new ArrayList<>(deviceOutputs.values());
-            deviceOutputs.clear();
-            snapshot();
-        }
-        infos.forEach(OrtMemoryInfo::close);
+    /** Drops every output from the maps; the device descriptions it held, for the caller to close. Under the lock. */
+    private List<OrtMemoryInfo> forgetOutputs() {
+        outputs.clear();
+        List<OrtMemoryInfo> infos = new ArrayList<>(deviceOutputs.values());
+        deviceOutputs.clear();
+        snapshot();
+        return infos;
     }
 
     @Override
     protected void afterClose() {
-        synchronized (outputs) {
-            synchronized (inputs) {
-                inputs.clear();
-            }
+        List<OrtMemoryInfo> infos;
+        synchronized (lock) {
+            inputs.clear();
+            infos = forgetOutputs();
         }
-        closeDeviceOutputs();
+        infos.forEach(OrtMemoryInfo::close);
     }
 }
