@@ -30,6 +30,9 @@ public final class OrtArenaConfig {
 
     private final Map<String, Long> entries = new LinkedHashMap<>();
 
+    /** No key set: ORT's defaults for all of them. */
+    public OrtArenaConfig() {}
+
     /** {@code max_mem}: the most bytes the arena may hold (0: ORT's default, no limit). */
     public OrtArenaConfig setMaxMemory(long bytes) {
         return set("max_mem", bytes);

@@ -3,7 +3,6 @@ package org.pvn3d.ort.internal;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
