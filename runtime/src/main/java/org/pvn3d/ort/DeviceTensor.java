@@ -95,7 +95,7 @@ public final class DeviceTensor extends OnnxTensorLike {
      * is open. Throws once it is closed.
      */
     public long deviceAddress() {
-        handle();
+        Handles.handle(this);
         return deviceAddress;
     }
 }

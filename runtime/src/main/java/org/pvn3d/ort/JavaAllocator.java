@@ -15,7 +15,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.NativeObject;
 import org.pvn3d.ort.internal.Probes;
 
 /**

@@ -3,7 +3,6 @@ package org.pvn3d.ort;
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.NativeObject;
 
 /** A value that is not a tensor (a sequence, a map, ...): owned and released, not read by this library. */
 public final class OnnxOtherValue extends NativeObject implements OnnxValue {

@@ -310,7 +310,7 @@ public final class OnnxTensor extends OnnxTensorLike {
      * string tensors use {@link #getStringArray()}.
      */
     public MemorySegment data() {
-        handle();
+        Handles.handle(this);
         if (info.getType() == OnnxTensorType.STRING) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "a string tensor has no flat data segment");
         }
@@ -368,7 +368,7 @@ public final class OnnxTensor extends OnnxTensorLike {
     }
 
     public String[] getStringArray() {
-        try (Lease use = acquire()) {
+        try (Lease use = Handles.acquire(this)) {
             MemorySegment value = use.handle();
             if (info.getType() != OnnxTensorType.STRING) {
                 throw wrongType(OnnxTensorType.STRING);
@@ -397,7 +397,7 @@ public final class OnnxTensor extends OnnxTensorLike {
     }
 
     private MemorySegment read(ValueLayout layout, OnnxTensorType... accepted) {
-        handle();
+        Handles.handle(this);
         for (OnnxTensorType t : accepted) {
             if (t == info.getType()) {
                 checkMemoryAlive();

@@ -10,7 +10,6 @@ import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.NativeObject;
 import org.pvn3d.ort.internal.RunScratch;
 
 /**
@@ -59,7 +58,7 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
 
     /** Where the data lives ({@code GetTensorMemoryInfo}): a copy the caller closes. */
     public OrtMemoryInfo getMemoryInfo() {
-        try (Lease value = acquire(); Arena arena = Arena.ofConfined()) {
+        try (Lease value = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.GetTensorMemoryInfo.invoke(Api.Value.GetTensorMemoryInfo, value.handle(), out));
             return OrtMemoryInfo.copyOf(out.get(ADDRESS, 0));
@@ -78,7 +77,7 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
     Lease acquireFor(String what) {
         Lease use;
         try {
-            use = acquire();
+            use = Handles.acquire(this);
         } catch (OrtException e) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, what + ": tensor is closed");
         }
@@ -101,7 +100,7 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, role + " '" + name + "': tensor is closed");
         }
         checkMemoryAlive(); // on a throw the scratch still ends the use
-        return handleAddress();
+        return Handles.address(this);
     }
 
     /** Throws when memory the caller owns behind this tensor has been freed; nothing to check by default. */

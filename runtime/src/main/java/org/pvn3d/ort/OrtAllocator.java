@@ -8,8 +8,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * One of ORT's allocators as a session uses it ({@code CreateAllocator}; see
@@ -46,7 +46,7 @@ public final class OrtAllocator extends NativeObject {
 
     /** The allocator's memory description (a copy the caller closes). */
     public OrtMemoryInfo getMemoryInfo() {
-        try (Lease a = acquire(); Arena arena = Arena.ofConfined()) {
+        try (Lease a = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.AllocatorGetInfo.invoke(Api.Allocator.AllocatorGetInfo, a.handle(), out));
             return OrtMemoryInfo.copyOf(out.get(ADDRESS, 0));
@@ -67,7 +67,7 @@ public final class OrtAllocator extends NativeObject {
         if (bytes < 0) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot allocate " + bytes + " bytes");
         }
-        try (Lease a = acquire(); Arena arena = Arena.ofConfined()) {
+        try (Lease a = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.AllocatorAlloc.invoke(Api.Allocator.AllocatorAlloc, a.handle(), bytes, out),
                     "AllocatorAlloc(" + bytes + ")");
@@ -84,7 +84,7 @@ public final class OrtAllocator extends NativeObject {
                     + " was not allocated by this allocator or was freed already");
         }
         // allowed after the owner closed, while tensors still hold the allocator
-        try (Lease a = acquireUnlessReleased()) {
+        try (Lease a = Handles.acquireUnlessReleased(this)) {
             Api.checkStatus(OrtApi.AllocatorFree.invoke(Api.Allocator.AllocatorFree, a.handle(), memory), "AllocatorFree");
         }
     }

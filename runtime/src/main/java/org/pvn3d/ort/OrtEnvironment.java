@@ -16,7 +16,6 @@ import org.pvn3d.ort.ffm.OrtLoggingFunction;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * The ORT environment ({@code OrtEnv}): one per process, as in ORT's own Java API. ORT's log goes to

@@ -16,7 +16,6 @@ import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.LeaseGroup;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.RunScratch;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * An IO binding ({@code OrtIoBinding}) of one session: inputs and outputs bound by name to tensors
@@ -91,7 +90,7 @@ public final class OrtIoBinding extends NativeObject {
         checkOutput(name);
         try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
             held.add(Handles.acquire(session)); // first: a closed session is reported as such
-            MemorySegment b = held.add(acquire());
+            MemorySegment b = held.add(Handles.acquire(this));
             MemorySegment info = held.add(Handles.acquire(device));
             MemorySegment cName = arena.allocateFrom(name);
             OrtMemoryInfo copy = OrtMemoryInfo.copyOf(info);
@@ -132,12 +131,12 @@ public final class OrtIoBinding extends NativeObject {
         }
         for (DeviceOutput d : deviceSnapshot) {
             s.beginUse(d.info());
-            long status = Api.Direct.bindOutputToDevice(handleAddress(), d.cName().address(), Handles.address(d.info()));
+            long status = Api.Direct.bindOutputToDevice(Handles.address(this), d.cName().address(), Handles.address(d.info()));
             if (status != 0) {
                 throw Api.toException(MemorySegment.ofAddress(status), "rebind output '" + d.name() + "'");
             }
         }
-        return handleAddress();
+        return Handles.address(this);
     }
 
     /** Rebuilds what a run reads; under the lock. */
@@ -164,7 +163,7 @@ public final class OrtIoBinding extends NativeObject {
         }
         try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
             held.add(Handles.acquire(session)); // first: a closed session is reported as such
-            MemorySegment b = held.add(acquire());
+            MemorySegment b = held.add(Handles.acquire(this));
             MemorySegment v = held.add(tensor.acquireFor((input ? "input '" : "output '") + name + "'"));
             MemorySegment cName = arena.allocateFrom(name);
             OrtMemoryInfo old = null;
@@ -188,7 +187,7 @@ public final class OrtIoBinding extends NativeObject {
 
     /** Unbinds every input ({@code ClearBoundInputs}). */
     public void clearBoundInputs() {
-        try (Lease use = acquire()) {
+        try (Lease use = Handles.acquire(this)) {
             MemorySegment b = use.handle();
             synchronized (lock) {
                 OrtApi.ClearBoundInputs.invoke(Api.IoBinding.ClearBoundInputs, b);
@@ -200,7 +199,7 @@ public final class OrtIoBinding extends NativeObject {
 
     /** Unbinds every output ({@code ClearBoundOutputs}), including the values of earlier runs. */
     public void clearBoundOutputs() {
-        try (Lease use = acquire()) {
+        try (Lease use = Handles.acquire(this)) {
             MemorySegment b = use.handle();
             List<OrtMemoryInfo> infos;
             synchronized (lock) {
@@ -213,7 +212,7 @@ public final class OrtIoBinding extends NativeObject {
 
     /** Waits until bound inputs are ready on their devices ({@code SynchronizeBoundInputs}). */
     public void synchronizeBoundInputs() {
-        try (Lease use = acquire()) {
+        try (Lease use = Handles.acquire(this)) {
             MemorySegment b = use.handle();
             Api.checkStatus(OrtApi.SynchronizeBoundInputs.invoke(Api.IoBinding.SynchronizeBoundInputs, b), "SynchronizeBoundInputs");
         }
@@ -221,7 +220,7 @@ public final class OrtIoBinding extends NativeObject {
 
     /** Waits until the outputs of the last run are complete ({@code SynchronizeBoundOutputs}). */
     public void synchronizeBoundOutputs() {
-        try (Lease use = acquire()) {
+        try (Lease use = Handles.acquire(this)) {
             MemorySegment b = use.handle();
             Api.checkStatus(OrtApi.SynchronizeBoundOutputs.invoke(Api.IoBinding.SynchronizeBoundOutputs, b), "SynchronizeBoundOutputs");
         }
@@ -229,7 +228,7 @@ public final class OrtIoBinding extends NativeObject {
 
     /** Names of the bound outputs, in binding order ({@code GetBoundOutputNames}). */
     public List<String> getOutputNames() {
-        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
+        try (Lease use = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
             MemorySegment b = use.handle();
             MemorySegment bufOut = arena.allocate(ADDRESS);
             MemorySegment lensOut = arena.allocate(ADDRESS);
@@ -271,7 +270,7 @@ public final class OrtIoBinding extends NativeObject {
      */
     public Result getOutputs() {
         List<String> names = getOutputNames();
-        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
+        try (Lease use = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
             MemorySegment b = use.handle();
             MemorySegment valuesOut = arena.allocate(ADDRESS);
             MemorySegment countOut = arena.allocate(JAVA_LONG);

@@ -9,7 +9,6 @@ import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * A description of where memory lives ({@code OrtMemoryInfo}): the allocator's name ({@value #CPU},
@@ -214,7 +213,7 @@ public final class OrtMemoryInfo extends NativeObject {
 
     /** Whether ORT considers both descriptions the same ({@code CompareMemoryInfo}). */
     public boolean sameAs(OrtMemoryInfo other) {
-        try (Lease a = acquire(); Lease b = Handles.acquire(other); Arena arena = Arena.ofConfined()) {
+        try (Lease a = Handles.acquire(this); Lease b = Handles.acquire(other); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_INT);
             Api.checkStatus(OrtApi.CompareMemoryInfo.invoke(Api.MemoryInfo.CompareMemoryInfo, a.handle(), b.handle(), out));
             return out.get(JAVA_INT, 0) == 0;

@@ -21,7 +21,6 @@ import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.Memory;
-import org.pvn3d.ort.internal.NativeObject;
 import org.pvn3d.ort.internal.Probes;
 import org.pvn3d.ort.internal.RunScratch;
 
@@ -178,7 +177,7 @@ public final class OrtSession extends NativeObject {
     }
 
     private Map<String, NodeInfo> readNodes(boolean input) {
-        try (Lease use = acquire(); Arena arena = Arena.ofConfined()) {
+        try (Lease use = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
             MemorySegment session = use.handle();
             MemorySegment countOut = arena.allocate(JAVA_LONG);
             Api.checkStatus(input
@@ -399,7 +398,7 @@ public final class OrtSession extends NativeObject {
     }
 
     private void callRun(RunScratch s, long runOptions, int nIn, int nOut) {
-        Api.checkStatus(Api.Direct.run(handleAddress(), runOptions, s.address(0), s.address(nIn), nIn,
+        Api.checkStatus(Api.Direct.run(Handles.address(this), runOptions, s.address(0), s.address(nIn), nIn,
                 s.address(2 * nIn), nOut, s.address(2 * nIn + nOut)));
     }
 
@@ -484,7 +483,7 @@ public final class OrtSession extends NativeObject {
 
     /** A new IO binding for this session ({@code CreateIoBinding}); the caller closes it. */
     public OrtIoBinding createIoBinding() {
-        try (Lease session = acquire(); Arena arena = Arena.ofConfined()) {
+        try (Lease session = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.CreateIoBinding.invoke(Api.IoBinding.CreateIoBinding, session.handle(), out),
                     "CreateIoBinding");
@@ -531,7 +530,7 @@ public final class OrtSession extends NativeObject {
         try {
             long runOptions = beginRun(s, options);
             long b = binding.beginRun(s);
-            Api.checkStatus(Api.Direct.runWithBinding(handleAddress(), runOptions, b), "run with IO binding");
+            Api.checkStatus(Api.Direct.runWithBinding(Handles.address(this), runOptions, b), "run with IO binding");
             afterRun();
         } finally {
             s.give();
@@ -544,7 +543,7 @@ public final class OrtSession extends NativeObject {
      * it stays usable after the session closes (see {@link OrtAllocator}).
      */
     public OrtAllocator getAllocator(OrtMemoryInfo info) {
-        try (Lease session = acquire(); Lease i = Handles.acquire(info); Arena arena = Arena.ofConfined()) {
+        try (Lease session = Handles.acquire(this); Lease i = Handles.acquire(info); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.CreateAllocator.invoke(Api.Allocator.CreateAllocator, session.handle(), i.handle(), out),
                     "no allocator for " + info + " in this session");
@@ -554,7 +553,7 @@ public final class OrtSession extends NativeObject {
 
     /** Ends ORT profiling (enabled in the options) and returns the profile file's name. */
     public String endProfiling() {
-        try (Lease session = acquire(); Arena arena = Arena.ofConfined()) {
+        try (Lease session = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.SessionEndProfiling.invoke(Api.Session.SessionEndProfiling, session.handle(),
                     Memory.DEFAULT_ALLOCATOR, out));

@@ -7,7 +7,6 @@ import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
-import org.pvn3d.ort.internal.NativeObject;
 
 /** Per-run options ({@code OrtRunOptions}): a tag for the log, a log level, and termination. */
 public final class RunOptions extends NativeObject {

@@ -12,7 +12,6 @@ import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * Options for creating a session ({@code OrtSessionOptions}): settings, execution providers and
@@ -190,7 +189,7 @@ public final class SessionOptions extends NativeObject {
      * {@code new OrtCUDAProviderOptions(0)}; providers added earlier are preferred.
      */
     public SessionOptions addExecutionProvider(ExecutionProvider provider) {
-        try (Lease use = acquire()) {
+        try (Lease use = Handles.acquire(this)) {
             provider.appendTo(use.handle());
         }
         synchronized (providers) {
@@ -211,7 +210,7 @@ public final class SessionOptions extends NativeObject {
      * created from them keep its native structures alive, so the domain may be closed at any time.
      */
     public SessionOptions registerCustomOps(OrtCustomOpDomain domain) {
-        try (Lease use = acquire()) { // a close waits, and then finds the domain in the list
+        try (Lease use = Handles.acquire(this)) { // a close waits, and then finds the domain in the list
             AutoCloseable hold = domain.addTo(use.handle());
             synchronized (domains) {
                 domains.add(new AddedDomain(domain, hold));

@@ -17,7 +17,6 @@ import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.pvn3d.ort.internal.HostMemory;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * Tens of thousands of runs in a loop keep native memory flat, checked two ways:

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.pvn3d.ort.NativeObject;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtException;
@@ -23,7 +24,6 @@ import org.pvn3d.ort.Result;
 import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
-import org.pvn3d.ort.internal.NativeObject;
 import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**

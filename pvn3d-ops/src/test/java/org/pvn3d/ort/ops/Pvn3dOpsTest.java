@@ -21,6 +21,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.pvn3d.ort.NativeObject;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtException;
@@ -29,7 +30,6 @@ import org.pvn3d.ort.Result;
 import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
-import org.pvn3d.ort.internal.NativeObject;
 import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**

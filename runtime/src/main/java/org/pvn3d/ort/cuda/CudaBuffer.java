@@ -2,13 +2,14 @@ package org.pvn3d.ort.cuda;
 
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.DeviceTensor;
+import org.pvn3d.ort.NativeObject;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.TensorMemory;
+import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * Memory that Java allocated through the CUDA runtime: {@link DeviceBuffer} (device memory,
@@ -115,19 +116,19 @@ public abstract sealed class CudaBuffer extends TensorMemory implements AutoClos
         }
 
         MemorySegment pointer() {
-            return handle();
+            return Handles.handle(this);
         }
 
         Lease use() {
-            return acquire();
+            return Handles.acquire(this);
         }
 
         Lease hold() {
-            return retain();
+            return Handles.retain(this);
         }
 
         boolean freed() {
-            return isReleased();
+            return Handles.isReleased(this);
         }
 
         @Override

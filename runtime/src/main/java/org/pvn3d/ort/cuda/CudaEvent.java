@@ -5,8 +5,9 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.NativeObject;
+import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.NativeObject;
 
 /** A CUDA event with timing ({@code cudaEventCreate}), e.g. to time work queued on a stream. */
 public final class CudaEvent extends NativeObject {
@@ -26,7 +27,7 @@ public final class CudaEvent extends NativeObject {
 
     /** Records this event on {@code stream} ({@code null}: the legacy default stream). */
     public void record(CudaStream stream) {
-        try (Lease e = acquire(); Lease s = CudaStream.use(stream)) {
+        try (Lease e = Handles.acquire(this); Lease s = CudaStream.use(stream)) {
             MemorySegment streamHandle = CudaStream.handleOf(s);
             DeviceApi.check((int) DeviceApi.functions().EVENT_RECORD.invokeExact(e.handle(), streamHandle));
         } catch (Throwable t) {
@@ -36,7 +37,7 @@ public final class CudaEvent extends NativeObject {
 
     /** Waits until the work recorded before this event is done. */
     public void synchronize() {
-        try (Lease e = acquire()) {
+        try (Lease e = Handles.acquire(this)) {
             DeviceApi.check((int) DeviceApi.functions().EVENT_SYNCHRONIZE.invokeExact(e.handle()));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
@@ -45,7 +46,7 @@ public final class CudaEvent extends NativeObject {
 
     /** Milliseconds from {@code start} to {@code end}, both recorded and completed. */
     public static float elapsedMillis(CudaEvent start, CudaEvent end) {
-        try (Lease s = start.acquire(); Lease e = end.acquire(); Arena arena = Arena.ofConfined()) {
+        try (Lease s = Handles.acquire(start); Lease e = Handles.acquire(end); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_FLOAT);
             DeviceApi.check((int) DeviceApi.functions().EVENT_ELAPSED.invokeExact(out, s.handle(), e.handle()));
             return out.get(JAVA_FLOAT, 0);

@@ -4,8 +4,9 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.NativeObject;
+import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * A CUDA stream created by Java (through the CUDA runtime), e.g. to run a session on with
@@ -30,7 +31,7 @@ public final class CudaStream extends NativeObject {
 
     /** Waits for the work queued on this stream. */
     public void synchronize() {
-        try (Lease s = acquire()) {
+        try (Lease s = Handles.acquire(this)) {
             DeviceApi.check((int) DeviceApi.functions().STREAM_SYNCHRONIZE.invokeExact(s.handle()), "cudaStreamSynchronize");
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
@@ -42,7 +43,7 @@ public final class CudaStream extends NativeObject {
      * stream; valid until the stream is closed. Throws once closed.
      */
     public long address() {
-        return handle().address();
+        return Handles.handle(this).address();
     }
 
     /** The stream's address for a profiling event: 0 for null (the legacy default stream) or a closed stream. */
@@ -51,7 +52,7 @@ public final class CudaStream extends NativeObject {
             return 0;
         }
         try {
-            return stream.handle().address();
+            return Handles.handle(stream).address();
         } catch (RuntimeException closed) {
             return 0;
         }
@@ -59,7 +60,7 @@ public final class CudaStream extends NativeObject {
 
     /** A use of {@code stream} for one call; null for {@code null}, the legacy default stream, which needs none. */
     static Lease use(CudaStream stream) {
-        return stream == null ? null : stream.acquire();
+        return stream == null ? null : Handles.acquire(stream);
     }
 
     /** The stream a {@link #use} leases, or NULL (the legacy default stream) for a null lease. */

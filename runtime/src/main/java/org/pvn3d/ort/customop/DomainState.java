@@ -8,12 +8,13 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.pvn3d.ort.NativeObject;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * The native side of a {@link CustomOpDomain}: the {@code OrtCustomOpDomain}, the
@@ -42,8 +43,8 @@ final class DomainState extends NativeObject {
                 OpBinding b = new OpBinding(op, this, arena);
                 Upcalls.bind(b);
                 bindings.add(b);
-                Api.checkStatus(OrtApi.CustomOpDomain_Add.invoke(Api.CustomOpDomain.CustomOpDomain_Add, handle(), b.struct),
-                        "adding " + op.name() + " to custom-op domain " + name);
+                Api.checkStatus(OrtApi.CustomOpDomain_Add.invoke(Api.CustomOpDomain.CustomOpDomain_Add, Handles.handle(this),
+                        b.struct), "adding " + op.name() + " to custom-op domain " + name);
             }
         } catch (RuntimeException e) {
             close();
@@ -62,21 +63,21 @@ final class DomainState extends NativeObject {
 
     /** A hold for options the domain is registered on; refused once the owner closed the domain. */
     Lease hold() {
-        return retain();
+        return Handles.retain(this);
     }
 
     /** A hold for a session created from such options: allowed while the options still hold the domain. */
     Lease holdForSession() {
-        return retainUnlessReleased();
+        return Handles.retainUnlessReleased(this);
     }
 
     /** A use of the {@code OrtCustomOpDomain*} for the length of a native call. */
     Lease use() {
-        return acquire();
+        return Handles.acquire(this);
     }
 
     boolean released() {
-        return isReleased();
+        return Handles.isReleased(this);
     }
 
     @Override

@@ -4,12 +4,13 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.NativeObject;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * ORT's allocator for one memory location as a kernel sees it ({@code KernelContext_GetAllocator}):
@@ -25,7 +26,7 @@ public final class KernelAllocator extends NativeObject {
 
     /** {@code bytes} of memory at the allocator's location (device memory: an address-only segment). */
     public MemorySegment alloc(long bytes) {
-        try (Lease h = acquire(); Arena arena = Arena.ofConfined()) {
+        try (Lease h = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.AllocatorAlloc.invoke(Api.Allocator.AllocatorAlloc, h.handle(), bytes, out),
                     "kernel scratch of " + bytes + " bytes");
@@ -42,7 +43,7 @@ public final class KernelAllocator extends NativeObject {
         if (block.address() == 0) {
             return;
         }
-        try (Lease h = acquire()) {
+        try (Lease h = Handles.acquire(this)) {
             Api.checkStatus(OrtApi.AllocatorFree.invoke(Api.Allocator.AllocatorFree, h.handle(), block));
         }
     }

@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.pvn3d.ort.NativeObject;
 
 /**
  * What one run needs for its length, kept per thread so that a run allocates nothing: native words
@@ -110,7 +111,7 @@ public final class RunScratch {
 
     /** Begins a use of {@code o} and keeps it for {@link #endUses()}; throws if {@code o} is closed. */
     public void beginUse(NativeObject o) {
-        o.beginUse();
+        Handles.beginUse(o);
         track(o);
     }
 
@@ -119,7 +120,7 @@ public final class RunScratch {
      * use) when it is closed.
      */
     public boolean tryBeginUse(NativeObject o) {
-        if (!o.tryBeginUse()) {
+        if (!Handles.tryBeginUse(o)) {
             return false;
         }
         track(o);
@@ -140,7 +141,7 @@ public final class RunScratch {
         while (usedCount > 0) {
             NativeObject o = used[--usedCount];
             used[usedCount] = null;
-            o.endUse();
+            Handles.endUse(o);
         }
     }
 }

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.pvn3d.ort.NativeObject;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtEnvironment;
@@ -23,7 +24,6 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.Result;
 import org.pvn3d.ort.SessionOptions;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * The general bridge with an operator written entirely in Java ("JavaScale": y = x * factor + bias,

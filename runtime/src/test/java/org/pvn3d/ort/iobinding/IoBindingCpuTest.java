@@ -19,6 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.pvn3d.ort.DeviceTensor;
 import org.pvn3d.ort.JavaAllocator;
+import org.pvn3d.ort.NativeObject;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtAllocator;
@@ -30,7 +31,6 @@ import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.Result;
 import org.pvn3d.ort.SessionOptions;
-import org.pvn3d.ort.internal.NativeObject;
 
 /**
  * IO binding, memory descriptions and allocators on the CPU provider (what CI runs): real values

@@ -242,7 +242,7 @@ class IoBindingGpuTest {
                 b.getOutputs().close();
             }
             CudaDevice.synchronize();
-            long liveValues = org.pvn3d.ort.internal.NativeObject.liveCount("OrtValue");
+            long liveValues = org.pvn3d.ort.NativeObject.liveCount("OrtValue");
             CudaDevice.MemoryInfo start = CudaDevice.memoryInfo(0);
             long t0 = System.nanoTime();
             for (int i = 0; i < 2000; i++) {
@@ -259,7 +259,7 @@ class IoBindingGpuTest {
             System.out.printf("2000 bound runs in %.1f ms; device free memory %d -> %d bytes (%+d)%n",
                     (System.nanoTime() - t0) / 1e6, start.freeBytes(), end.freeBytes(), -delta);
             assertTrue(Math.abs(delta) <= 8L << 20, "device memory changed by " + delta + " bytes over 2000 runs");
-            assertEquals(liveValues, org.pvn3d.ort.internal.NativeObject.liveCount("OrtValue"), "no output leaked");
+            assertEquals(liveValues, org.pvn3d.ort.NativeObject.liveCount("OrtValue"), "no output leaked");
         }
     }
 

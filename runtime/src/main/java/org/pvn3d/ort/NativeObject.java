@@ -1,4 +1,4 @@
-package org.pvn3d.ort.internal;
+package org.pvn3d.ort;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
@@ -6,26 +6,29 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.internal.RefCount;
 
 /**
- * The one owner of one native handle. Subclasses say how to release it; its lifetime is a
- * {@link RefCount}: closing is idempotent and waits for the uses in flight, use after close is a clear
- * {@link OrtException}, and dependents may hold the handle beyond the owner's close. A process-wide
- * count of live objects per kind lets tests check that nothing leaks (at DEBUG level every creation and
- * release is logged too).
+ * A Java object that owns one native handle (a session, a tensor, an IO binding, a CUDA stream...):
+ * {@link #close()} gives it up. Closing is idempotent and waits for the native calls in flight on the
+ * handle; use after close is a clear {@link OrtException}; objects that depend on this one (a session
+ * on its environment, a tensor on the memory under it) may keep the handle beyond this object's close,
+ * and the handle is released when the last of them lets go. A process-wide count of live objects per
+ * kind ({@link #liveCounts()}) lets tests check that nothing leaks; at DEBUG level (logger
+ * {@code org.pvn3d.ort.native}) every creation and release is logged too.
  *
- * <p>The handle is not part of any public API: a subclass reaches its own through {@link #acquire()}
- * (a {@link Lease}, for try-with-resources) and the runtime's other classes reach another object's
- * through {@link Handles}.
+ * <p>The classes of this library extend it; it is not meant to be extended elsewhere. The handle and
+ * its lifetime (a {@code RefCount}) are not part of the API: the library's classes reach them through
+ * {@code org.pvn3d.ort.internal.Handles}, in a package this module does not export.
  */
 public abstract class NativeObject implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("org.pvn3d.ort.native");
     private static final Map<String, AtomicLong> LIVE = new ConcurrentHashMap<>();
 
     private final String kind;
-    private final RefCount refs;
+    private final RefCount refs; // read by Handles
 
+    /** Takes ownership of {@code handle} (not null), counted under {@code kind}. */
     protected NativeObject(String kind, MemorySegment handle) {
         if (handle == null || handle.address() == 0) {
             throw new OrtException(kind + ": native handle is null");
@@ -60,62 +63,6 @@ public abstract class NativeObject implements AutoCloseable {
     @Override
     public final void close() {
         refs.close();
-    }
-
-    /** A use of the handle for the length of a native call; throws once closed. */
-    protected final Lease acquire() {
-        return refs.acquire();
-    }
-
-    /**
-     * Begins a use without a {@link Lease}, for the per-run paths only, which end it with
-     * {@link #endUse()} in a {@code finally} (see {@link RefCount}); throws once closed.
-     */
-    protected final void beginUse() {
-        refs.enter();
-    }
-
-    /** Like {@link #beginUse()}, but says {@code false} instead of throwing when this object is closed. */
-    protected final boolean tryBeginUse() {
-        return refs.tryEnter();
-    }
-
-    /** Ends a use begun by {@link #beginUse()} or {@link #tryBeginUse()}. */
-    protected final void endUse() {
-        refs.exit();
-    }
-
-    /** The native handle's address, unchecked: for a caller inside a use. */
-    protected final long handleAddress() {
-        return refs.address();
-    }
-
-    /** A use still allowed after close while dependents hold the handle (see {@link RefCount#acquireUnlessReleased()}). */
-    protected final Lease acquireUnlessReleased() {
-        return refs.acquireUnlessReleased();
-    }
-
-    /** A hold that keeps the handle alive beyond this object's close, until the hold is closed. */
-    protected final Lease retain() {
-        return refs.retain();
-    }
-
-    /** A hold still allowed after close while other holds keep the handle (see {@link RefCount#retainUnlessReleased()}). */
-    protected final Lease retainUnlessReleased() {
-        return refs.retainUnlessReleased();
-    }
-
-    /**
-     * The handle without a use: for a handle this object's own lifetime already guarantees (for
-     * example one passed to ORT while its owner cannot be closed). Throws once closed.
-     */
-    protected final MemorySegment handle() {
-        return refs.handle();
-    }
-
-    /** Whether the native handle has been released (owner closed and no hold left). */
-    protected final boolean isReleased() {
-        return refs.isReleased();
     }
 
     /** The exception for using this object after it was closed. */
