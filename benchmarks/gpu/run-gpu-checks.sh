@@ -13,8 +13,13 @@
 #   (the exported graph is ~150 MB and stays in /tmp there)
 #
 #   bash benchmarks/gpu/run-gpu-checks.sh [JAVA] [ORT_DIR]
-# The device tool brings back at most 8 files from $OUT: SKIP_PROBE=1 (no memory-probe.txt) keeps it at 8.
+#   PARTS="native cli heldout junit probe" (the default; FULL=1 adds full) picks the parts, in that order:
+#   a device call with other work to do leaves out native (the jar's libpvn3d_ops is used either way).
+# The device tool brings back at most 8 files from $OUT: leave out probe (or SKIP_PROBE=1) to stay at 8.
 set -uo pipefail
+PARTS=${PARTS:-native cli heldout junit probe${FULL:+ full}}
+[ -n "${SKIP_PROBE:-}" ] && PARTS=${PARTS/probe/}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 JAVA=${1:-${JAVA:-/opt/gpukit/jre/bin/java}}
@@ -38,23 +43,14 @@ export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
 } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 
-echo "== native library (sm_90) and its tests"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DPVN3D_WITH_CUDA=ON > "$OUT/native-build.txt" 2>&1 \
-  && cmake --build "$build" --parallel 16 >> "$OUT/native-build.txt" 2>&1 || { tail -30 "$OUT/native-build.txt"; exit 1; }
-mv "$OUT/native-build.txt" "$build/native-build.txt"   # kept there: $OUT brings back only a few files
-cp "$bundle/bunny_positions.txt" "$build/"
-PVN3D_REQUIRE_BUNNY=1 ctest --test-dir "$build" --output-on-failure > "$OUT/native-ctest.txt" 2>&1
-echo "ctest exit $?"; tail -15 "$OUT/native-ctest.txt"
-
-pose_props=()
-if [ -f "$bundle/bunny.json" ] && python3 -c 'import torch, onnx' 2>/dev/null; then
-  echo "== the tiny PVN3D model with the pose head, exported with this machine's PyTorch"
-  if python3 exporter/export_pvn3d.py --pose-head --no-verify --bunny-json "$bundle/bunny.json" --out-dir /tmp/pvn3d-pose \
-      > /tmp/pvn3d-pose-export.txt 2>&1; then
-    pose_props=(-Dpvn3d.pose.model=/tmp/pvn3d-pose/pvn3d_tiny_pose.onnx)
-  else
-    echo "pose-head export failed:"; tail -20 /tmp/pvn3d-pose-export.txt
-  fi
+if part native; then
+  echo "== native library (sm_90) and its tests"
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DPVN3D_WITH_CUDA=ON > "$OUT/native-build.txt" 2>&1 \
+    && cmake --build "$build" --parallel 16 >> "$OUT/native-build.txt" 2>&1 || { tail -30 "$OUT/native-build.txt"; exit 1; }
+  mv "$OUT/native-build.txt" "$build/native-build.txt"   # kept there: $OUT brings back only a few files
+  cp "$bundle/bunny_positions.txt" "$build/"
+  PVN3D_REQUIRE_BUNNY=1 ctest --test-dir "$build" --output-on-failure > "$OUT/native-ctest.txt" 2>&1
+  echo "ctest exit $?"; tail -15 "$OUT/native-ctest.txt"
 fi
 
 # libpvn3d_ops comes from the pvn3d-ops jar (as a user gets it); ORT from the machine's build
@@ -62,38 +58,25 @@ java_run() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_D
   -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx4g "$@"; }
 jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar:$bundle/picocli.jar"
 tests="$bundle/test-classes-runtime:$bundle/test-classes-pvn3d-ops:$bundle/test-classes-pvn3d-pipeline"
-echo "== Java suite on the GPU (CUDA provider)"
-cp="$jars:$tests:$bundle/onnxruntime-extensions"
-java_run "${pose_props[@]}" -Dpvn3d.test.memoryWarmup=40000 -jar "$bundle"/junit-platform-console-standalone-*.jar execute \
-  --class-path "$cp" --scan-class-path "$tests" --details=tree --disable-banner \
-  ${JUNIT_ARGS:-} > "$OUT/junit.txt" 2>&1
-echo "junit exit $?"
-grep -E "^[A-Za-z]+Test: |IoBindingGpuTest|PoseOpsTest|PoseHeadModelTest" "$OUT/junit.txt" | head -40
-tail -16 "$OUT/junit.txt"
-
-if [ -z "${SKIP_PROBE:-}" ]; then
-  echo "== native memory over many runs on this runtime"
-  java_run -cp "$cp" org.pvn3d.ort.NativeMemoryProbe 10 5000 > "$OUT/memory-probe.txt" 2>&1
-  cat "$OUT/memory-probe.txt"
+if part cli; then
+  echo "== ./pvn3d-ort's main job on the CUDA provider"
+  java_run -cp "$jars" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
+    --report "$OUT/pvn3d-report-cuda.json" --png "$OUT/pvn3d-pose-cuda.png" > "$OUT/cli-cuda.txt" 2>&1
+  echo "cli exit $?"; cat "$OUT/cli-cuda.txt"
+  echo "-- the same through a plain run with host tensors (--no-io-binding)" >> "$OUT/cli-cuda.txt"
+  java_run -cp "$jars" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
+    --no-io-binding 2>&1 | grep -E "^  (inference|verdict)|^  [a-z_]+ +\[" >> "$OUT/cli-cuda.txt"
+  tail -8 "$OUT/cli-cuda.txt"
 fi
 
-echo "== ./pvn3d-ort's main job on the CUDA provider"
-java_run -cp "$jars" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
-  --report "$OUT/pvn3d-report-cuda.json" --png "$OUT/pvn3d-pose-cuda.png" > "$OUT/cli-cuda.txt" 2>&1
-echo "cli exit $?"; cat "$OUT/cli-cuda.txt"
-echo "-- the same through a plain run with host tensors (--no-io-binding)" >> "$OUT/cli-cuda.txt"
-java_run -cp "$jars" org.pvn3d.ort.cli.Main --ep cuda --warmup 3 --runs 50 \
-  --no-io-binding 2>&1 | grep -E "^  (inference|verdict)|^  [a-z_]+ +\[" >> "$OUT/cli-cuda.txt"
-tail -8 "$OUT/cli-cuda.txt"
-
-if [ -d "$bundle/heldout-200" ]; then
+if part heldout && [ -d "$bundle/heldout-200" ]; then
   echo "== the shipped model's held-out accuracy on the CUDA provider (the 200 scenes of MODEL.md)"
   java_run -cp "$jars" org.pvn3d.ort.cli.Main eval "$bundle/heldout-200" --ep cuda --json "$OUT/heldout-200-cuda.json" \
     > "$OUT/heldout-200-cuda.txt" 2>&1
   echo "eval exit $?"; tail -12 "$OUT/heldout-200-cuda.txt"
 fi
 
-if [ -n "${FULL:-}" ]; then
+if part full; then
   echo "== the full-size PVN3D model, exported with this machine's PyTorch, end to end on CUDA"
   if python3 exporter/export_pvn3d.py --width full --no-verify --time-cuda 10 --bunny-json "$bundle/bunny.json" \
       --out-dir /tmp/pvn3d-full > /tmp/pvn3d-full-export.txt 2>&1; then
@@ -112,3 +95,31 @@ if [ -n "${FULL:-}" ]; then
     echo "full export failed:"; tail -20 /tmp/pvn3d-full-export.txt
   fi
 fi
+
+cp="$jars:$tests:$bundle/onnxruntime-extensions"
+if part junit; then
+  pose_props=()
+  if [ -f "$bundle/bunny.json" ] && python3 -c 'import torch, onnx' 2>/dev/null; then
+    echo "== the tiny PVN3D model with the pose head, exported with this machine's PyTorch"
+    if python3 exporter/export_pvn3d.py --pose-head --no-verify --bunny-json "$bundle/bunny.json" --out-dir /tmp/pvn3d-pose \
+        > /tmp/pvn3d-pose-export.txt 2>&1; then
+      pose_props=(-Dpvn3d.pose.model=/tmp/pvn3d-pose/pvn3d_tiny_pose.onnx)
+    else
+      echo "pose-head export failed:"; tail -20 /tmp/pvn3d-pose-export.txt
+    fi
+  fi
+  echo "== Java suite on the GPU (CUDA provider)"
+  java_run "${pose_props[@]}" -Dpvn3d.test.memoryWarmup=40000 -jar "$bundle"/junit-platform-console-standalone-*.jar execute \
+    --class-path "$cp" --scan-class-path "$tests" --details=tree --disable-banner \
+    ${JUNIT_ARGS:-} > "$OUT/junit.txt" 2>&1
+  echo "junit exit $?"
+  grep -E "^[A-Za-z]+Test: |IoBindingGpuTest|PoseOpsTest|PoseHeadModelTest" "$OUT/junit.txt" | head -40
+  tail -16 "$OUT/junit.txt"
+fi
+
+if part probe; then
+  echo "== native memory over many runs on this runtime"
+  java_run -cp "$cp" org.pvn3d.ort.NativeMemoryProbe 10 5000 > "$OUT/memory-probe.txt" 2>&1
+  cat "$OUT/memory-probe.txt"
+fi
+

@@ -12,6 +12,8 @@
 #              full model's export the first time)
 #     OUT      results folder, default benchmarks/results/<UTC date>-overhead-h200
 #     ROUNDS   rounds of the interleaved before/after runs of the tiny model, default 2
+#     DISPATCH_CPU  0: the dispatch part measures the CUDA provider only (the CPU cases have their own run)
+#     DISPATCH_ITER JMH's fork/iteration options for the dispatch part, default "-f 3 -wi 3 -w 1s -i 5 -r 1s"
 #     CUDA     0: leave out the CUDA cases (to run the CPU parts on a machine without a GPU, with OPS_LIB
 #              a CPU build of libpvn3d_ops), default 1
 #     OPS_LIB  a CUDA build of libpvn3d_ops.so; default: built here (sm_90) into BUILD unless
@@ -88,7 +90,7 @@ ort_lib=$ORT_DIR
 TINY_ITER="-f 1 -wi 3 -w 1s -i 5 -r 1s"
 # dispatch: three forks per case (a single fork's median moves by a few hundred ns from fork to fork,
 # as much as the difference measured), merged by JMH
-DISPATCH_ITER="-f 3 -wi 3 -w 1s -i 5 -r 1s"
+DISPATCH_ITER=${DISPATCH_ITER:-"-f 3 -wi 3 -w 1s -i 5 -r 1s"}
 
 if has machine; then
   phase "machine"
@@ -138,9 +140,11 @@ fi
 if has dispatch; then
   OPS=$(ops_lib)
   for which in "${jars[@]}"; do
-    phase "custom-op dispatch, $which: CPU provider (ORT $(cat "$ort116/VERSION"), OMP_NUM_THREADS=1)"
-    OMP_NUM_THREADS=1 jmh "$(jar_of "$which")" "dispatch-cpu-$which" DispatchBenchmark \
-      "-Dpvn3d.ort.path=$ort116 -Dpvn3d.ops.path=$OPS" -p provider=cpu $DISPATCH_ITER -prof gc
+    if [ "${DISPATCH_CPU:-1}" != 0 ]; then
+      phase "custom-op dispatch, $which: CPU provider (ORT $(cat "$ort116/VERSION"), OMP_NUM_THREADS=1)"
+      OMP_NUM_THREADS=1 jmh "$(jar_of "$which")" "dispatch-cpu-$which" DispatchBenchmark \
+        "-Dpvn3d.ort.path=$ort116 -Dpvn3d.ops.path=$OPS" -p provider=cpu $DISPATCH_ITER -prof gc
+    fi
     [ "${CUDA:-1}" = 0 ] && continue
     phase "custom-op dispatch, $which: CUDA provider, device-resident ($ORT_DIR)"
     jmh "$(jar_of "$which")" "dispatch-cuda-$which" DispatchBenchmark \

@@ -65,8 +65,8 @@ class MainTest {
         for (String stage : new String[] {"load", "inference", "voting", "clustering", "fit", "metrics"}) {
             assertTrue(Pattern.compile("(?m)^  " + stage + " +[0-9]+\\.[0-9] ms  ").matcher(o.out()).find(), stage + " in\n" + o.out());
         }
-        assertTrue(o.out().contains("280 of 1024 points masked"), o.out());
-        assertTrue(o.out().contains("280 inliers"), o.out());
+        assertTrue(o.out().contains("287 of 1024 points masked"), o.out());
+        assertTrue(o.out().contains("287 inliers"), o.out());
         assertTrue(o.out().contains(": ADD correct, ADD-S correct"), o.out());
         assertTrue(o.out().contains("sa1_fps_idx      [1, 256]           mismatches 0 of 256"), o.out());
         assertTrue(o.out().contains("verdict: PASS"), o.out());
