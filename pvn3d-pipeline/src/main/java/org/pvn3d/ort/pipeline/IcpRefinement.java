@@ -1,5 +1,7 @@
 package org.pvn3d.ort.pipeline;
 
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.util.Locale;
 
 /**
@@ -42,9 +44,13 @@ public record IcpRefinement(int maxIterations, double trimFraction, int minCorre
         return new IcpRefinement(maxIterations, trimFraction, n, translationTolerance, rotationTolerance);
     }
 
-    /** What the stage does, for reports: {@code icp (trim 15% of the diameter, at most 30 iterations)}. */
+    /**
+     * What the stage does, for reports: {@code icp (trim 15% of the diameter, at most 30 iterations, at least 10
+     * correspondences)}.
+     */
     public String describe() {
-        return String.format(Locale.ROOT, "icp (trim %.3g%% of the diameter, at most %d iterations, at least %d correspondences)",
-                100 * trimFraction, maxIterations, minCorrespondences);
+        String percent = new BigDecimal(100 * trimFraction).round(new MathContext(3)).stripTrailingZeros().toPlainString();
+        return String.format(Locale.ROOT, "icp (trim %s%% of the diameter, at most %d iterations, at least %d correspondences)",
+                percent, maxIterations, minCorrespondences);
     }
 }

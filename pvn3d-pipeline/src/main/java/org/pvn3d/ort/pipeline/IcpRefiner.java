@@ -275,7 +275,8 @@ public final class IcpRefiner {
     /**
      * A uniform grid over model points (their own frame), cells no smaller than the search radius: a point
      * within the radius of a query lies in one of the 27 cells around the query's. The points are stored
-     * cell by cell (x fastest), so the three cells along x of one (y, z) row are one contiguous range.
+     * cell by cell (x fastest), as x, y, z arrays with their original indices. Not thread-safe (a search
+     * keeps its state in fields): one per refinement.
      */
     static final class ModelGrid {
         private final float[] xs;
@@ -292,6 +293,9 @@ public final class IcpRefiner {
         private final int nz;
         /** The squared distance of the last {@link #nearest} hit. */
         float lastDistance2;
+        /** The search in progress: the best squared distance so far and its point (-1: none). */
+        private float bestDistance2;
+        private int bestPoint;
 
         ModelGrid(float[] points, double radius) {
             int v = points.length / 3;
@@ -355,44 +359,90 @@ public final class IcpRefiner {
         /**
          * The index of the model point nearest to (x, y, z) among those whose squared distance is below
          * {@code radius2} (at most the grid's radius squared), or -1 when there is none; its squared
-         * distance goes to {@link #lastDistance2}.
+         * distance goes to {@link #lastDistance2}. The query's own cell is searched first; a neighbouring
+         * cell only when its box is nearer than the best point so far (mostly none: the observed points lie
+         * a few millimetres from the surface, the cells are centimetres wide).
          */
         int nearest(float x, float y, float z, float radius2) {
-            double fx = Math.floor((x - minX) / cell);
-            double fy = Math.floor((y - minY) / cell);
-            double fz = Math.floor((z - minZ) / cell);
+            double ux = (x - minX) / cell;
+            double uy = (y - minY) / cell;
+            double uz = (z - minZ) / cell;
+            double fx = Math.floor(ux);
+            double fy = Math.floor(uy);
+            double fz = Math.floor(uz);
             if (fx < -1 || fy < -1 || fz < -1 || fx > nx || fy > ny || fz > nz) {
                 return -1;
             }
-            int x0 = Math.max(0, (int) fx - 1);
-            int x1 = Math.min(nx - 1, (int) fx + 1);
-            int y0 = Math.max(0, (int) fy - 1);
-            int y1 = Math.min(ny - 1, (int) fy + 1);
-            int z0 = Math.max(0, (int) fz - 1);
-            int z1 = Math.min(nz - 1, (int) fz + 1);
-            float best = radius2;
-            int found = -1;
-            for (int cz = z0; cz <= z1; cz++) {
-                for (int cy = y0; cy <= y1; cy++) {
-                    int row = (cz * ny + cy) * nx;
-                    int end = cellStart[row + x1 + 1];
-                    for (int p = cellStart[row + x0]; p < end; p++) {
-                        float dx = xs[p] - x;
-                        float dy = ys[p] - y;
-                        float dz = zs[p] - z;
-                        float d = dx * dx + dy * dy + dz * dz;
-                        if (d < best) {
-                            best = d;
-                            found = p;
+            int ix = (int) fx;
+            int iy = (int) fy;
+            int iz = (int) fz;
+            // squared distances (in cells) to the lower and upper face of the own cell, along each axis
+            double lx = sq(ux - fx);
+            double hx = sq(fx + 1 - ux);
+            double ly = sq(uy - fy);
+            double hy = sq(fy + 1 - uy);
+            double lz = sq(uz - fz);
+            double hz = sq(fz + 1 - uz);
+            // cells^2 to metres^2, a little short so that rounding never skips a cell that holds a nearer point
+            double scale = cell * cell * (1 - 1e-6);
+            bestDistance2 = radius2;
+            bestPoint = -1;
+            boolean inside = ix >= 0 && ix < nx && iy >= 0 && iy < ny && iz >= 0 && iz < nz;
+            if (inside) {
+                scan((iz * ny + iy) * nx + ix, x, y, z);
+            }
+            for (int oz = -1; oz <= 1; oz++) {
+                int cz = iz + oz;
+                if (cz < 0 || cz >= nz) {
+                    continue;
+                }
+                double gz = oz < 0 ? lz : oz > 0 ? hz : 0;
+                for (int oy = -1; oy <= 1; oy++) {
+                    int cy = iy + oy;
+                    if (cy < 0 || cy >= ny) {
+                        continue;
+                    }
+                    double gzy = gz + (oy < 0 ? ly : oy > 0 ? hy : 0);
+                    for (int ox = -1; ox <= 1; ox++) {
+                        int cx = ix + ox;
+                        if (cx < 0 || cx >= nx || (inside && ox == 0 && oy == 0 && oz == 0)) {
+                            continue;
+                        }
+                        double gap = (gzy + (ox < 0 ? lx : ox > 0 ? hx : 0)) * scale;
+                        if (gap < bestDistance2) {
+                            scan((cz * ny + cy) * nx + cx, x, y, z);
                         }
                     }
                 }
             }
+            int found = bestPoint;
             if (found < 0) {
                 return -1;
             }
-            lastDistance2 = best;
+            lastDistance2 = bestDistance2;
             return index[found];
+        }
+
+        /** Keeps the nearest point of one cell in {@link #bestPoint} when it beats {@link #bestDistance2}. */
+        private void scan(int c, float x, float y, float z) {
+            float best = bestDistance2;
+            int found = bestPoint;
+            for (int p = cellStart[c], end = cellStart[c + 1]; p < end; p++) {
+                float dx = xs[p] - x;
+                float dy = ys[p] - y;
+                float dz = zs[p] - z;
+                float d = dx * dx + dy * dy + dz * dz;
+                if (d < best) {
+                    best = d;
+                    found = p;
+                }
+            }
+            bestDistance2 = best;
+            bestPoint = found;
+        }
+
+        private static double sq(double v) {
+            return v * v;
         }
     }
 }
