@@ -19,8 +19,10 @@ import picocli.CommandLine.Spec;
         header = "Evaluates a folder of samples: a table of ADD, ADD-S and the accuracy.",
         description = {
             "Runs every *.bin (PVT1) file in DIR through the pipeline, then prints a table of ADD, ADD-S and the "
-                    + "10%%-of-diameter accuracy. Progress goes to stderr: a bar on a terminal, otherwise a line for each tenth "
-                    + "of the samples. A sample that fails becomes a row with its error, and the exit code is 1.",
+                    + "10%%-of-diameter accuracy of the final pose (refined with --refine icp, the default), and a line with "
+                    + "the same for the voting pose before refinement. Progress goes to stderr: a bar on a terminal, otherwise "
+                    + "a line for each tenth of the samples. A sample that fails becomes a row with its error, and the exit "
+                    + "code is 1.",
             ""})
 final class EvalCommand implements Callable<Integer>, Profiled {
     private final Io io;
@@ -40,8 +42,8 @@ final class EvalCommand implements Callable<Integer>, Profiled {
     @Option(names = "--model", paramLabel = "FILE.onnx", description = "Another PVN3D model (default: the tiny shipped one).")
     Path model;
 
-    @Option(names = "--json", paramLabel = "FILE", description = "Also write the accuracy report as JSON (samples, accuracies, "
-            + "mean ADD / ADD-S in mm, the same by occlusion level).")
+    @Option(names = "--json", paramLabel = "FILE", description = "Also write the accuracy report as JSON (samples, the "
+            + "refinement, accuracies, mean ADD / ADD-S in mm, the same before refinement and by occlusion level).")
     Path json;
 
     @Mixin
@@ -96,6 +98,7 @@ final class EvalCommand implements Callable<Integer>, Profiled {
                 + "(mean ADD-S %.2f mm, ADD %.2f mm)%s%n", summary.evaluated(), 100 * summary.addsAccuracy(),
                 100 * summary.addAccuracy(), 1000 * summary.meanAdds(), 1000 * summary.meanAdd(),
                 summary.failures() > 0 ? ", " + summary.failures() + " failed" : "");
+        io.out().print(summary.refinementLine());
         if (profileFile != null) {
             ProfilingOptions.report(profileFile, io.out());
         }

@@ -2,6 +2,7 @@ package org.pvn3d.ort.cli;
 
 import java.nio.file.Path;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.pipeline.IcpRefinement;
 import org.pvn3d.ort.pipeline.PoseSolver;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 import picocli.CommandLine.Model.CommandSpec;
@@ -22,6 +23,11 @@ final class PipelineOptions {
             + "with --ep cuda), or the Java reference (java: slow on large clouds).")
     String pose;
 
+    @Option(names = "--refine", paramLabel = "icp|none", description = "Refine the voting pose: icp (the default) runs "
+            + "trimmed point-to-point ICP of the object's model points against the points the segmentation kept, on the host, "
+            + "where the sample has model points; none keeps the voting pose.")
+    String refine = "icp";
+
     /** One untimed run before the timed ones. */
     PipelineOptions() {
         this(1);
@@ -37,6 +43,14 @@ final class PipelineOptions {
         if (pose != null && !pose.equals("native") && !pose.equals("cuda") && !pose.equals("java")) {
             throw CommonOptions.usage(spec, "--pose takes native, cuda or java, not " + pose);
         }
+        if (!refine.equals("icp") && !refine.equals("none")) {
+            throw CommonOptions.usage(spec, "--refine takes icp or none, not " + refine);
+        }
+    }
+
+    /** The refinement of these options: ICP with the default settings, or null for none. */
+    IcpRefinement refinement() {
+        return refine.equals("icp") ? IcpRefinement.DEFAULT : null;
     }
 
     /** The pose stage: as asked, else the fused kernel on the provider's side. */
@@ -53,7 +67,7 @@ final class PipelineOptions {
         Pvn3dPipeline.Config c = Pvn3dPipeline.Config.cpu()
                 .withProvider(common.cuda() ? Pvn3dPipeline.Provider.CUDA : Pvn3dPipeline.Provider.CPU, common.device)
                 .withThreads(common.threads).withWarmup(warmup).withRepeat(repeat).withIoBinding(!noIoBinding)
-                .withProfiling(profileDir)
+                .withProfiling(profileDir).withRefinement(refinement())
                 .withPoseSolver(PoseSolver.named(poseSolver(common.cuda()), common.device));
         return model == null ? Pvn3dPipeline.tiny(c) : new Pvn3dPipeline(OrtSession.readModel(model), c);
     }

@@ -221,6 +221,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             doc.put("ep", cuda ? "cuda" : "cpu");
             doc.put("devices", cuda ? Arrays.stream(devices).boxed().toList() : List.of());
             doc.put("warmup_runs_per_session", pipeline.warmup);
+            doc.put("refinement", pipeline.refine);
             doc.put("ort_version", OrtRuntime.get().version());
             doc.put("java", System.getProperty("java.version"));
             doc.put("cores", cores);
@@ -257,7 +258,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         int inFlight = inflight != null ? inflight : 2 * sessions;
         Pvn3dPool.Builder b = Pvn3dPool.builder(bytes).provider(cuda ? Pvn3dPipeline.Provider.CUDA : Pvn3dPipeline.Provider.CPU)
                 .devices(devices).sessionsPerDevice(sessionsPerDevice).warmup(samples.get(0), pipeline.warmup)
-                .ioBinding(!pipeline.noIoBinding).profiling(profiling.profile);
+                .ioBinding(!pipeline.noIoBinding).profiling(profiling.profile).refinement(pipeline.refinement());
         if (common.threads > 0) {
             b.threadsPerSession(common.threads);
         }

@@ -16,7 +16,10 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.pipeline.IcpRefinement;
+import org.pvn3d.ort.pipeline.IcpRefiner;
 import org.pvn3d.ort.pipeline.ParityReport;
+import org.pvn3d.ort.pipeline.Pose;
 import org.pvn3d.ort.pipeline.PoseOverlay;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 import org.pvn3d.ort.pipeline.Pvn3dSample;
@@ -165,8 +168,10 @@ final class PoseCommand implements Callable<Integer>, Profiled {
         Pvn3dPipeline.Result r;
         String poseSolver;
         Path profileFile;
+        IcpRefinement refinement;
         try (Pvn3dPipeline p = pipeline.open(common, model, runs, profiling.profile)) {
             poseSolver = p.config().poseSolver().name();
+            refinement = p.config().refinement();
             r = p.run(s);
             profileFile = p.endProfiling();
         }
@@ -195,13 +200,18 @@ final class PoseCommand implements Callable<Integer>, Profiled {
                 t.voting(), r.votes().k(), r.votes().n(), masked, r.votes().n());
         o.printf(Locale.ROOT, "  %-10s %9.1f ms  %s: %d inliers after the centre filter%n", "clustering", t.clustering(), poseSolver,
                 r.pose().inliers());
+        Pose voting = r.voting().pose();
         o.printf(Locale.ROOT, "  %-10s %9.1f ms  Kabsch on %d keypoints: t = (%.4f, %.4f, %.4f) m, det R = %+.6f%n", "fit", t.fit(),
-                r.votes().k(), r.pose().pose().t(0), r.pose().pose().t(1), r.pose().pose().t(2), r.pose().pose().determinant());
+                r.votes().k(), voting.t(0), voting.t(1), voting.t(2), voting.determinant());
+        o.printf(Locale.ROOT, "  %-10s %9.1f ms  %s%n", "refinement", t.refinement(), refinementLine(r, refinement));
         if (r.metrics() != null) {
             var m = r.metrics();
-            o.printf(Locale.ROOT, "  %-10s %9.1f ms  vs ground truth: ADD %.4f m, ADD-S %.4f m, 10%% of diameter %.4f m: ADD %s, ADD-S %s%n",
+            var v = r.votingMetrics();
+            o.printf(Locale.ROOT, "  %-10s %9.1f ms  vs ground truth: ADD %.4f m, ADD-S %.4f m, 10%% of diameter %.4f m: ADD %s, ADD-S %s%s%n",
                     "metrics", t.metrics(), m.add(), m.adds(), m.threshold(), m.addCorrect() ? "correct" : "not correct",
-                    m.addsCorrect() ? "correct" : "not correct");
+                    m.addsCorrect() ? "correct" : "not correct", r.refinement().refined()
+                            ? String.format(Locale.ROOT, " (voting pose before refinement: ADD %.4f m, ADD-S %.4f m)", v.add(), v.adds())
+                            : "");
         } else {
             o.printf(Locale.ROOT, "  %-10s %9.1f ms  (no ground truth in the sample)%n", "metrics", t.metrics());
         }
@@ -210,6 +220,7 @@ final class PoseCommand implements Callable<Integer>, Profiled {
         if (reference != null) {
             parity = ParityReport.compare(r, reference, s, provider, modelName);
             parity.extra().put("inference_path", onDevice ? "cuda, device-resident (IO binding)" : provider + ", host tensors (plain run)");
+            parity.extra().put("refinement", refinement == null ? "none" : refinement.describe());
             o.printf(Locale.ROOT, "parity vs PyTorch (%s target: floats within %.0e max abs, indices identical):%n", providerLabel,
                     parity.floatTolerance());
             o.print(parity.summary());
@@ -223,8 +234,34 @@ final class PoseCommand implements Callable<Integer>, Profiled {
             ProfilingOptions.report(profileFile, o);
         }
         ParityReport parityOrNone = parity;
-        writeFiles(s, r, () -> parityOrNone != null ? parityOrNone : ParityReport.compare(r, Map.of(), s, provider, modelName));
+        writeFiles(s, r, () -> {
+            if (parityOrNone != null) {
+                return parityOrNone;
+            }
+            ParityReport none = ParityReport.compare(r, Map.of(), s, provider, modelName);
+            none.extra().put("refinement", refinement == null ? "none" : refinement.describe());
+            return none;
+        });
         return code;
+    }
+
+    /**
+     * What the refinement stage did: {@code none: the final pose is the voting pose}, or
+     * {@code icp (trim ...): converged after 6 iterations, ...; moved 1.20 deg, 4.1 mm from the voting pose}.
+     */
+    static String refinementLine(Pvn3dPipeline.Result r, IcpRefinement settings) {
+        if (settings == null) {
+            return "none: the final pose is the voting pose (--refine icp to refine it)";
+        }
+        IcpRefiner.Result icp = r.refinement();
+        String line = settings.describe() + ": " + icp.describe(settings);
+        if (icp.refined()) {
+            Pose voting = r.voting().pose();
+            Pose fin = r.pose().pose();
+            line += String.format(Locale.ROOT, "; moved %.2f deg, %.1f mm from the voting pose", voting.rotationErrorDegrees(fin),
+                    1e3 * voting.translationError(fin));
+        }
+        return line;
     }
 
     /** The report and the picture, where asked; a line saying so when nothing was asked. */

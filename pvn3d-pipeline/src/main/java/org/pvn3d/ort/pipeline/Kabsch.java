@@ -25,12 +25,25 @@ public final class Kabsch {
         if (a.length != b.length || a.length % 3 != 0) {
             throw new IllegalArgumentException("Kabsch: model has " + a.length / 3.0 + " points, prediction " + b.length / 3.0);
         }
-        int k = a.length / 3;
+        return fit(a, b, a.length / 3);
+    }
+
+    /**
+     * {@link #fit(double[], double[])} over the first {@code k} rows of {@code a} and {@code b} (longer
+     * arrays are scratch space that callers reuse, e.g. {@link IcpRefiner}'s correspondences).
+     *
+     * @throws IllegalArgumentException when k < 3 or either array has fewer than k rows
+     */
+    public static Pose fit(double[] a, double[] b, int k) {
         if (k < 3) {
             throw new IllegalArgumentException("Kabsch: needs K >= 3 keypoints, got K=" + k);
         }
-        for (double v : b) {
-            if (!Double.isFinite(v)) {
+        if (a.length < 3 * k || b.length < 3 * k) {
+            throw new IllegalArgumentException("Kabsch: K=" + k + " rows asked, model has " + a.length / 3.0 + ", prediction "
+                    + b.length / 3.0);
+        }
+        for (int i = 0; i < 3 * k; i++) {
+            if (!Double.isFinite(b[i])) {
                 return Pose.invalid();
             }
         }

@@ -30,7 +30,9 @@ import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 /**
  * PVN3D end to end on ONNX Runtime: the network (with the PointNet++ custom operators) on the CPU or
  * CUDA provider, then votes ({@code point - offset}), the object mask ({@code argmax == objectClass}),
- * the pose stage ({@link PoseSolver}: clustering and the keypoint fit) and, when the sample has a ground
+ * the pose stage ({@link PoseSolver}: clustering and the keypoint fit), the refinement stage
+ * ({@link IcpRefiner}: ICP of the model points against the masked points, on the host for every provider, when
+ * the sample has model points and {@link Config#refinement()} is set) and, when the sample has a ground
  * truth, ADD / ADD-S.
  *
  * <p>On CUDA the network runs device-resident by default: the inputs live in GPU buffers bound with an
@@ -66,10 +68,11 @@ public final class Pvn3dPipeline implements AutoCloseable {
     /**
      * Settings: the provider and CUDA device, ORT's intra-op threads (0 = ORT's choice), the pose stage,
      * the class index of the object in {@code pred_rgbd_seg}, untimed warm-up runs before the timed
-     * inference, and where ORT's profiler writes (null: off).
+     * inference, where ORT's profiler writes (null: off), and the refinement of the voting pose (null:
+     * none; the constructors without it and {@link #cpu()} take {@link IcpRefinement#DEFAULT}).
      */
     public record Config(Provider provider, int device, int threads, PoseSolver poseSolver, int objectClass, int warmup,
-            int repeat, boolean ioBinding, Path profileDir) {
+            int repeat, boolean ioBinding, Path profileDir, IcpRefinement refinement) {
         public Config {
             if (warmup < 0 || repeat < 1 || threads < 0 || device < 0) {
                 throw new IllegalArgumentException("warmup >= 0, repeat >= 1, threads >= 0 and device >= 0, not " + warmup
@@ -77,42 +80,48 @@ public final class Pvn3dPipeline implements AutoCloseable {
             }
         }
 
-        /** Without ORT profiling. */
+        /** With the default ICP refinement. */
+        public Config(Provider provider, int device, int threads, PoseSolver poseSolver, int objectClass, int warmup, int repeat,
+                boolean ioBinding, Path profileDir) {
+            this(provider, device, threads, poseSolver, objectClass, warmup, repeat, ioBinding, profileDir, IcpRefinement.DEFAULT);
+        }
+
+        /** Without ORT profiling, with the default ICP refinement. */
         public Config(Provider provider, int device, int threads, PoseSolver poseSolver, int objectClass, int warmup, int repeat,
                 boolean ioBinding) {
             this(provider, device, threads, poseSolver, objectClass, warmup, repeat, ioBinding, null);
         }
 
-        /** CPU provider, ORT's thread count, the Java pose stage, class 1, no warm-up, one timed run. */
+        /** CPU provider, ORT's thread count, the Java pose stage, class 1, no warm-up, one timed run, ICP refinement. */
         public static Config cpu() {
-            return new Config(Provider.CPU, 0, 0, new JavaPoseSolver(), 1, 0, 1, true, null);
+            return new Config(Provider.CPU, 0, 0, new JavaPoseSolver(), 1, 0, 1, true, null, IcpRefinement.DEFAULT);
         }
 
         public Config withProvider(Provider p, int dev) {
-            return new Config(p, dev, threads, poseSolver, objectClass, warmup, repeat, ioBinding, profileDir);
+            return new Config(p, dev, threads, poseSolver, objectClass, warmup, repeat, ioBinding, profileDir, refinement);
         }
 
         public Config withThreads(int t) {
-            return new Config(provider, device, t, poseSolver, objectClass, warmup, repeat, ioBinding, profileDir);
+            return new Config(provider, device, t, poseSolver, objectClass, warmup, repeat, ioBinding, profileDir, refinement);
         }
 
         /** Untimed inference runs before the timed ones. */
         public Config withWarmup(int w) {
-            return new Config(provider, device, threads, poseSolver, objectClass, w, repeat, ioBinding, profileDir);
+            return new Config(provider, device, threads, poseSolver, objectClass, w, repeat, ioBinding, profileDir, refinement);
         }
 
         /** Timed inference runs; the stage reports their median (the outputs are the last run's). */
         public Config withRepeat(int r) {
-            return new Config(provider, device, threads, poseSolver, objectClass, warmup, r, ioBinding, profileDir);
+            return new Config(provider, device, threads, poseSolver, objectClass, warmup, r, ioBinding, profileDir, refinement);
         }
 
         /** On CUDA: device-resident inputs and outputs through IO binding (true, the default) or host tensors through plain run. */
         public Config withIoBinding(boolean b) {
-            return new Config(provider, device, threads, poseSolver, objectClass, warmup, repeat, b, profileDir);
+            return new Config(provider, device, threads, poseSolver, objectClass, warmup, repeat, b, profileDir, refinement);
         }
 
         public Config withPoseSolver(PoseSolver s) {
-            return new Config(provider, device, threads, s, objectClass, warmup, repeat, ioBinding, profileDir);
+            return new Config(provider, device, threads, s, objectClass, warmup, repeat, ioBinding, profileDir, refinement);
         }
 
         /**
@@ -122,7 +131,20 @@ public final class Pvn3dPipeline implements AutoCloseable {
          * Pvn3dPipeline#endProfiling()} ends it and {@link Pvn3dPipeline#profileSummary()} summarises it.
          */
         public Config withProfiling(Path dir) {
-            return new Config(provider, device, threads, poseSolver, objectClass, warmup, repeat, ioBinding, dir);
+            return new Config(provider, device, threads, poseSolver, objectClass, warmup, repeat, ioBinding, dir, refinement);
+        }
+
+        /**
+         * The refinement of the voting pose: ICP with these settings ({@link IcpRefinement#DEFAULT} by default),
+         * or null for none (the final pose is the voting pose).
+         */
+        public Config withRefinement(IcpRefinement r) {
+            return new Config(provider, device, threads, poseSolver, objectClass, warmup, repeat, ioBinding, profileDir, r);
+        }
+
+        /** What {@link #refinement()} means in reports: {@code none} or {@code icp (...)}. */
+        public String refinementName() {
+            return refinement == null ? "none" : refinement.describe();
         }
 
         /** Whether runs are device-resident (CUDA with IO binding). */
@@ -145,13 +167,13 @@ public final class Pvn3dPipeline implements AutoCloseable {
     /**
      * Wall-clock milliseconds of each stage. {@code upload} and {@code download} are the median copies
      * in and out of a device-resident run (zero otherwise); {@code inference} is the median network run
-     * ({@code latency} has the spread).
+     * ({@code latency} has the spread); {@code refinement} is the ICP stage (about zero when it did not run).
      */
     public record Timings(double load, double upload, double inference, double download, double voting, double clustering,
-            double fit, double metrics, Latency latency) {
+            double fit, double refinement, double metrics, Latency latency) {
         /** Every stage once: load, upload, one inference (the median), download and the pose stages. */
         public double total() {
-            return load + upload + inference + download + voting + clustering + fit + metrics;
+            return load + upload + inference + download + voting + clustering + fit + refinement + metrics;
         }
     }
 
@@ -166,9 +188,17 @@ public final class Pvn3dPipeline implements AutoCloseable {
         }
     }
 
-    /** Everything one run produced. {@code metrics} is null when the sample has no ground truth. */
-    public record Result(Map<String, Output> outputs, Votes votes, PoseSolver.Solution pose, PoseMetrics.Result metrics,
-            Timings timings) {
+    /**
+     * Everything one run produced. {@code pose} is the final pose with the keypoints and inliers it came
+     * from: the pose solver's solution with its pose replaced by the refined one when refinement ran, the
+     * same as {@code voting} otherwise. {@code voting} is the pose solver's solution as it came (keypoint
+     * voting and the Kabsch fit: what the parity against PyTorch compares); {@code refinement} says how the
+     * refinement went ({@link IcpRefiner.Status#DISABLED} when off). {@code metrics} are the final pose's
+     * ADD / ADD-S and {@code votingMetrics} the voting pose's (the same object when refinement did not run);
+     * both null when the sample has no ground truth.
+     */
+    public record Result(Map<String, Output> outputs, Votes votes, PoseSolver.Solution pose, PoseSolver.Solution voting,
+            IcpRefiner.Result refinement, PoseMetrics.Result metrics, PoseMetrics.Result votingMetrics, Timings timings) {
         public Output output(String name) {
             Output o = outputs.get(name);
             if (o == null) {
@@ -383,15 +413,47 @@ public final class Pvn3dPipeline implements AutoCloseable {
         PoseSolver.Solution pose = config.poseSolver().solve(votes, sample.modelKps());
         long t3 = System.nanoTime();
         Stages.end(stage, "pose", config, 0);
-        stage = Stages.begin("metrics");
-        PoseMetrics.Result metrics = sample.hasGroundTruth()
-                ? PoseMetrics.evaluate(pose.pose(), sample.groundTruth(), sample.modelPoints(), sample.diameter())
-                : null;
+        stage = Stages.begin("refinement");
+        IcpRefiner.Result refinement = refine(sample, votes, pose.pose());
+        PoseSolver.Solution refined = refinement.refined()
+                ? new PoseSolver.Solution(pose.kps(), pose.inliers(), refinement.pose(), pose.clusteringMs(), pose.fitMs())
+                : pose;
         long t4 = System.nanoTime();
+        Stages.end(stage, "refinement", config, 0);
+        stage = Stages.begin("metrics");
+        PoseMetrics.Result metrics = null;
+        PoseMetrics.Result votingMetrics = null;
+        if (sample.hasGroundTruth()) {
+            float[] points = sample.modelPoints();
+            metrics = PoseMetrics.evaluate(refined.pose(), sample.groundTruth(), points, sample.diameter());
+            votingMetrics = refinement.refined() ? PoseMetrics.evaluate(pose.pose(), sample.groundTruth(), points, sample.diameter())
+                    : metrics;
+        }
+        long t5 = System.nanoTime();
         Stages.end(stage, "metrics", config, 0);
         Latency latency = inference.latency();
-        return new Result(outputs, votes, pose, metrics, new Timings(loadMs, inference.uploadMs(), latency.median(),
-                inference.downloadMs(), (t2 - t1) / 1e6, pose.clusteringMs(), pose.fitMs(), (t4 - t3) / 1e6, latency));
+        return new Result(outputs, votes, refined, pose, refinement, metrics, votingMetrics, new Timings(loadMs, inference.uploadMs(),
+                latency.median(), inference.downloadMs(), (t2 - t1) / 1e6, pose.clusteringMs(), pose.fitMs(), (t4 - t3) / 1e6,
+                (t5 - t4) / 1e6, latency));
+    }
+
+    /**
+     * The refinement stage on the host, whatever the provider (the segmentation comes back with every
+     * output): ICP of the sample's model points against the cloud points the mask keeps, the trim distance
+     * a fraction of {@code model_diameter} (computed from the points where the sample has none).
+     */
+    private IcpRefiner.Result refine(Pvn3dSample sample, Votes votes, Pose initial) {
+        IcpRefinement settings = config.refinement();
+        if (settings == null) {
+            return IcpRefiner.Result.notRun(initial, IcpRefiner.Status.DISABLED);
+        }
+        if (!sample.has("model_points")) {
+            return IcpRefiner.Result.notRun(initial, IcpRefiner.Status.NO_MODEL_POINTS);
+        }
+        float[] model = sample.modelPoints();
+        double diameter = sample.has("model_diameter") ? sample.diameter() : IcpRefiner.diameter(model);
+        float[] observed = IcpRefiner.maskedPoints(sample.cloud(), sample.cloudChannels(), votes.mask());
+        return new IcpRefiner(settings).refine(initial, observed, model, diameter);
     }
 
     private static Output output(Map<String, Output> outputs, String name) {

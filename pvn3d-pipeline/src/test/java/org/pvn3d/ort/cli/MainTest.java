@@ -62,12 +62,16 @@ class MainTest {
         Path png = dir.resolve("pose.png");
         Output o = run("--report", report.toString(), "--png", png.toString());
         assertEquals(0, o.code(), o.out() + o.err());
-        for (String stage : new String[] {"load", "inference", "voting", "clustering", "fit", "metrics"}) {
+        for (String stage : new String[] {"load", "inference", "voting", "clustering", "fit", "refinement", "metrics"}) {
             assertTrue(Pattern.compile("(?m)^  " + stage + " +[0-9]+\\.[0-9] ms  ").matcher(o.out()).find(), stage + " in\n" + o.out());
         }
         assertTrue(o.out().contains("287 of 1024 points masked"), o.out());
         assertTrue(o.out().contains("287 inliers"), o.out());
         assertTrue(o.out().contains(": ADD correct, ADD-S correct"), o.out());
+        assertTrue(Pattern.compile("(?m)^  refinement +[0-9.]+ ms  icp \\(trim 15% of the diameter.*\\): (converged|stopped at the "
+                + "iteration limit) after [0-9]+ iterations?, [0-9]+ of [0-9]+ points within 28\\.[0-9] mm, rms .*from the voting pose$")
+                .matcher(o.out()).find(), o.out());
+        assertTrue(o.out().contains("(voting pose before refinement: ADD "), o.out());
         assertTrue(o.out().contains("sa1_fps_idx      [1, 256]           mismatches 0 of 256"), o.out());
         assertTrue(o.out().contains("verdict: PASS"), o.out());
 
@@ -88,6 +92,7 @@ class MainTest {
         assertEquals(3, indices, json);
         Matcher add = Pattern.compile("\"add_vs_pytorch\": ([-0-9.eE]+)").matcher(json);
         assertTrue(add.find() && Double.parseDouble(add.group(1)) < 1e-5, json);
+        assertTrue(json.contains("\"refinement\": \"icp (trim 15% of the diameter") && json.contains("\"refined\": true"), json);
 
         byte[] bytes = Files.readAllBytes(png);
         assertPng(bytes, 256, 256);
@@ -118,6 +123,13 @@ class MainTest {
         assertTrue(o.out().contains("verdict: PASS"), o.out());
         assertTrue(o.out().contains("files: none written (--out DIR"), o.out());
         assertTrue(!o.out().contains("report: ") && !o.out().contains("image: "), o.out());
+        assertEquals("icp", defaults.pipeline.refine);
+
+        Output none = run("--warmup", "0", "--refine", "none");
+        assertEquals(0, none.code(), none.out() + none.err());
+        assertTrue(none.out().contains("  refinement ") && none.out().contains("ms  none: the final pose is the voting pose"), none.out());
+        assertTrue(!none.out().contains("voting pose before refinement"), none.out());
+        assertTrue(none.out().contains("verdict: PASS"), none.out());
         Output r = run("--runs", "3");
         assertEquals(0, r.code(), r.out() + r.err());
         assertTrue(Pattern.compile("median of 3 runs, min [0-9.]+, p90 [0-9.]+, max [0-9.]+ ms, after 1 untimed").matcher(r.out()).find(), r.out());
@@ -156,6 +168,15 @@ class MainTest {
         }
         assertEquals(3, n, o.out());
         assertTrue(o.out().contains("mean (3)"), o.out());
+        assertTrue(Pattern.compile("(?m)^refinement: icp \\(trim 15% .*\\) on [0-9] of 3 samples; before it \\(voting pose\\): ADD-S < 10% "
+                + "of the diameter on [0-9.]+%, ADD on [0-9.]+% \\(mean ADD-S [0-9.]+ mm, ADD [0-9.]+ mm\\)$").matcher(o.out()).find(), o.out());
+        Path json = dir.resolve("eval.json");
+        Output plain = run("eval", dir.toString(), "--refine", "none", "--json", json.toString());
+        assertEquals(0, plain.code(), plain.out() + plain.err());
+        assertTrue(plain.out().contains("refinement: none (the final pose is the voting pose)"), plain.out());
+        String report = Files.readString(json);
+        assertTrue(report.contains("\"refinement\": \"none\"") && report.contains("\"refined\": 0")
+                && report.contains("\"before_refinement\": {"), report);
 
         Output bar = run(true, "eval", dir.toString());
         assertEquals(0, bar.code(), bar.out() + bar.err());
@@ -271,6 +292,8 @@ class MainTest {
         assertUsage(run("--model", "/no/such/model.onnx"), "no model file /no/such/model.onnx", "Usage: pvn3d-ort");
         assertUsage(run("--scale", "64"), "--scale takes at most 32", "Usage: pvn3d-ort");
         assertUsage(run("--pose", "gpu"), "--pose takes native, cuda or java, not gpu", "Usage: pvn3d-ort");
+        assertUsage(run("--refine", "icp2"), "--refine takes icp or none, not icp2", "Usage: pvn3d-ort");
+        assertUsage(run("eval", dir.toString(), "--refine", "yes"), "--refine takes icp or none, not yes", "Usage: pvn3d-ort eval");
         assertUsage(run("pointnet2", "--runs", "0"), "--runs takes a positive integer", "Usage: pvn3d-ort pointnet2 [OPTIONS]");
         assertUsage(run("pointnet2", "--model", "x.onnx"), "--model and --input go together", "Usage: pvn3d-ort pointnet2");
         assertUsage(run("pointnet2", "--sample", "x.bin"), "Unknown options: '--sample', 'x.bin'", "Usage: pvn3d-ort pointnet2");

@@ -95,7 +95,7 @@ class ProfilingCliTest {
 
         List<RecordedEvent> stages = named(events, "org.pvn3d.ort.PipelineStage");
         List<String> names = stages.stream().map(s -> s.getString("stage")).toList();
-        assertEquals(List.of("load", "inference", "inference", "inference", "voting", "pose", "metrics"), names);
+        assertEquals(List.of("load", "inference", "inference", "inference", "voting", "pose", "refinement", "metrics"), names);
         assertEquals(List.of(0, -1, 0, 1), stages.subList(0, 4).stream().map(s -> s.getInt("iteration")).toList());
         assertTrue(stages.stream().allMatch(s -> s.getString("provider").equals("cpu")));
 

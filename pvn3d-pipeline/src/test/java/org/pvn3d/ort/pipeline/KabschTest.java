@@ -25,6 +25,17 @@ class KabschTest {
     }
 
     @Test
+    void theFirstKRowsOfLongerArrays() {
+        double[] a = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 7, 7, 7};
+        double[] b = {1, 2, 3, 1, 3, 3, 0, 2, 3, 1, 2, 4, -5, 0, 9};
+        Pose p = Kabsch.fit(a, b, 4);
+        assertArrayEquals(RZ90, p.r(), 1e-12);
+        assertArrayEquals(new double[] {1, 2, 3}, p.t(), 1e-12);
+        assertThrows(IllegalArgumentException.class, () -> Kabsch.fit(a, b, 6));
+        assertThrows(IllegalArgumentException.class, () -> Kabsch.fit(a, b, 2));
+    }
+
+    @Test
     void coplanarPointsGiveARotationNotAReflection() {
         // four points in the z = 0 plane: H has rank 2, so the SVD's third direction is arbitrary and
         // V U^T may come out as a reflection; the det fix must give exactly the quarter turn

@@ -151,6 +151,11 @@ public final class Pvn3dSparkMain {
                 + "the provider's side).")
         String pose;
 
+        @Option(names = "--refine", paramLabel = "icp|none", description = "Refine the voting pose: icp (the default) runs ICP of "
+                + "the object's model points against the points the segmentation kept, for frames that carry model points; none "
+                + "keeps the voting pose.")
+        String refine = "icp";
+
         @Option(names = "--batch", paramLabel = "N", description = "Rows per session borrow within a task (default: "
                 + "${DEFAULT-VALUE}).")
         int batch = Pvn3dSparkOptions.defaults().batchSize();
@@ -198,7 +203,11 @@ public final class Pvn3dSparkMain {
             if (pose != null && !List.of("native", "cuda", "java").contains(pose)) {
                 throw new ParameterException(cl, "--pose takes native, cuda or java, not " + pose);
             }
-            Pvn3dSparkOptions opts = Pvn3dSparkOptions.defaults().withEp(e, device).withBatchSize(batch).withPose(pose);
+            if (!List.of("icp", "none").contains(refine)) {
+                throw new ParameterException(cl, "--refine takes icp or none, not " + refine);
+            }
+            Pvn3dSparkOptions opts = Pvn3dSparkOptions.defaults().withEp(e, device).withBatchSize(batch).withPose(pose)
+                    .withRefine(refine);
             if (model != null) {
                 opts = opts.withModel(model);
             }

@@ -19,9 +19,12 @@ import java.util.Locale;
  *                    null for the fused kernel on the provider's side
  * @param batchSize   rows a task takes from its partition per session borrow
  * @param objectClass the object's class index in the segmentation output
+ * @param refine      the refinement of the voting pose: {@code icp} (ICP against the masked points, where a
+ *                    frame has model points: PVT1 frames with them, tensor frames with a ground truth) or
+ *                    {@code none}
  */
-public record Pvn3dSparkOptions(String model, Ep ep, int device, int threads, String pose, int batchSize, int objectClass)
-        implements Serializable {
+public record Pvn3dSparkOptions(String model, Ep ep, int device, int threads, String pose, int batchSize, int objectClass,
+        String refine) implements Serializable {
     /** Where the sessions run. */
     public enum Ep {
         AUTO, CPU, CUDA;
@@ -42,30 +45,43 @@ public record Pvn3dSparkOptions(String model, Ep ep, int device, int threads, St
         if (pose != null && !List.of("native", "cuda", "java").contains(pose)) {
             throw new IllegalArgumentException("pose: native, cuda or java, not " + pose);
         }
+        if (!List.of("icp", "none").contains(refine)) {
+            throw new IllegalArgumentException("refine: icp or none, not " + refine);
+        }
     }
 
-    /** The shipped model, GPU when Spark assigns one, the task's CPUs, batches of 16 rows. */
+    /** With ICP refinement. */
+    public Pvn3dSparkOptions(String model, Ep ep, int device, int threads, String pose, int batchSize, int objectClass) {
+        this(model, ep, device, threads, pose, batchSize, objectClass, "icp");
+    }
+
+    /** The shipped model, GPU when Spark assigns one, the task's CPUs, batches of 16 rows, ICP refinement. */
     public static Pvn3dSparkOptions defaults() {
-        return new Pvn3dSparkOptions(null, Ep.AUTO, 0, 0, null, 16, 1);
+        return new Pvn3dSparkOptions(null, Ep.AUTO, 0, 0, null, 16, 1, "icp");
     }
 
     public Pvn3dSparkOptions withModel(String m) {
-        return new Pvn3dSparkOptions(m, ep, device, threads, pose, batchSize, objectClass);
+        return new Pvn3dSparkOptions(m, ep, device, threads, pose, batchSize, objectClass, refine);
     }
 
     public Pvn3dSparkOptions withEp(Ep e, int dev) {
-        return new Pvn3dSparkOptions(model, e, dev, threads, pose, batchSize, objectClass);
+        return new Pvn3dSparkOptions(model, e, dev, threads, pose, batchSize, objectClass, refine);
     }
 
     public Pvn3dSparkOptions withThreads(int t) {
-        return new Pvn3dSparkOptions(model, ep, device, t, pose, batchSize, objectClass);
+        return new Pvn3dSparkOptions(model, ep, device, t, pose, batchSize, objectClass, refine);
     }
 
     public Pvn3dSparkOptions withPose(String p) {
-        return new Pvn3dSparkOptions(model, ep, device, threads, p, batchSize, objectClass);
+        return new Pvn3dSparkOptions(model, ep, device, threads, p, batchSize, objectClass, refine);
     }
 
     public Pvn3dSparkOptions withBatchSize(int b) {
-        return new Pvn3dSparkOptions(model, ep, device, threads, pose, b, objectClass);
+        return new Pvn3dSparkOptions(model, ep, device, threads, pose, b, objectClass, refine);
+    }
+
+    /** {@code icp} or {@code none}. */
+    public Pvn3dSparkOptions withRefine(String r) {
+        return new Pvn3dSparkOptions(model, ep, device, threads, pose, batchSize, objectClass, r);
     }
 }

@@ -14,6 +14,7 @@ import org.apache.spark.resource.ResourceInformation;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.pipeline.IcpRefinement;
 import org.pvn3d.ort.pipeline.PoseSolver;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 
@@ -29,8 +30,9 @@ import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 public final class SessionCache {
     private SessionCache() {}
 
-    /** What a session is opened with. {@code device} is 0 on the CPU provider. */
-    public record Key(String model, Pvn3dPipeline.Provider provider, int device, int threads, String pose, int objectClass) {
+    /** What a session is opened with. {@code device} is 0 on the CPU provider; {@code refine} is icp or none. */
+    public record Key(String model, Pvn3dPipeline.Provider provider, int device, int threads, String pose, int objectClass,
+            String refine) {
         /** {@code cpu} or {@code cuda:N}. */
         public String deviceName() {
             return provider == Pvn3dPipeline.Provider.CPU ? "cpu" : "cuda:" + device;
@@ -115,7 +117,7 @@ public final class SessionCache {
         int threads = o.threads() > 0 ? o.threads() : task != null ? Math.max(1, task.cpus()) : 0;
         String model = o.model() == null ? "classpath:" + Pvn3dPipeline.MODEL_RESOURCE : o.model();
         String pose = o.pose() != null ? o.pose() : provider == Pvn3dPipeline.Provider.CUDA ? "cuda" : "native";
-        return new Key(model, provider, device, threads, pose, o.objectClass());
+        return new Key(model, provider, device, threads, pose, o.objectClass(), o.refine());
     }
 
     /** A cached pipeline for {@code key}, or a new one when all are borrowed. */
@@ -135,7 +137,7 @@ public final class SessionCache {
         }
         PoseSolver solver = PoseSolver.named(key.pose(), key.device());
         Pvn3dPipeline.Config config = new Pvn3dPipeline.Config(key.provider(), key.device(), key.threads(), solver, key.objectClass(), 0, 1,
-                true);
+                true, null, key.refine().equals("icp") ? IcpRefinement.DEFAULT : null);
         Pvn3dPipeline p = new Pvn3dPipeline(modelBytes(key.model()), config);
         OPENED.incrementAndGet();
         return p;

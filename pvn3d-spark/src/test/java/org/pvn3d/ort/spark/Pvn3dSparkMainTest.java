@@ -29,6 +29,10 @@ class Pvn3dSparkMainTest {
         assertNull(p.code(), p.err());
         Pvn3dSparkOptions o = p.options().options;
         assertEquals(new Pvn3dSparkOptions("m.onnx", Pvn3dSparkOptions.Ep.CUDA, 1, 2, "java", 4, 1), o);
+        assertEquals("icp", o.refine());
+        Parsed none = parse("--input", "in", "--output", "out", "--refine", "none");
+        assertNull(none.code(), none.err());
+        assertEquals(Pvn3dSparkOptions.defaults().withRefine("none"), none.options().options);
         assertEquals(3, p.options().partitions);
         assertTrue(p.options().noTable);
         assertEquals("local[2]", p.options().master);
@@ -49,6 +53,7 @@ class Pvn3dSparkMainTest {
         assertUsage(parse("--input", "in", "--output", "out", "--batch", "0"), "--batch takes a positive integer, not 0");
         assertUsage(parse("--input", "in", "--output", "out", "--device", "-1"), "--device takes a non-negative integer, not -1");
         assertUsage(parse("--input", "in", "--output", "out", "--pose", "gpu"), "--pose takes native, cuda or java, not gpu");
+        assertUsage(parse("--input", "in", "--output", "out", "--refine", "gpu"), "--refine takes icp or none, not gpu");
         assertUsage(parse("--input", "in", "--output", "out", "--frobnicate"), "Unknown option: '--frobnicate'");
     }
 

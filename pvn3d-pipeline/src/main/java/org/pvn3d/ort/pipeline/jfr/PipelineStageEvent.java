@@ -10,7 +10,7 @@ import jdk.jfr.StackTrace;
 @Name(PipelineStageEvent.NAME)
 @Label("PVN3D Pipeline Stage")
 @Category({"pvn3d-ort", "Pipeline"})
-@Description("One stage of the PVN3D pipeline: load, upload, inference, download, voting, pose (clustering and fit), metrics")
+@Description("One stage of the PVN3D pipeline: load, upload, inference, download, voting, pose (clustering and fit), refinement (ICP), metrics")
 @StackTrace(false)
 public final class PipelineStageEvent extends jdk.jfr.Event {
     public static final String NAME = "org.pvn3d.ort.PipelineStage";

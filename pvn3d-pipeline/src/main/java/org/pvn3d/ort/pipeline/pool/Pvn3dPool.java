@@ -20,6 +20,7 @@ import java.util.function.Predicate;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.pipeline.CudaPoseSolver;
+import org.pvn3d.ort.pipeline.IcpRefinement;
 import org.pvn3d.ort.pipeline.NativePoseSolver;
 import org.pvn3d.ort.pipeline.PoseSolver;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
@@ -138,6 +139,7 @@ public final class Pvn3dPool implements AutoCloseable {
         private boolean ioBinding = true;
         private java.nio.file.Path profileDir;
         private IntFunction<PoseSolver> poseSolver;
+        private IcpRefinement refinement = IcpRefinement.DEFAULT;
         private Pvn3dSample warmupSample;
         private int warmupRuns;
         private int maxRestarts = 3;
@@ -209,6 +211,15 @@ public final class Pvn3dPool implements AutoCloseable {
         /** The pose stage of the session on a device; default the fused kernel on the provider's side (GPU or CPU). */
         public Builder poseSolver(IntFunction<PoseSolver> perDevice) {
             this.poseSolver = Objects.requireNonNull(perDevice);
+            return this;
+        }
+
+        /**
+         * The refinement of the voting pose ({@link Pvn3dPipeline.Config#withRefinement}): ICP with these settings,
+         * {@link IcpRefinement#DEFAULT} by default, or null for none.
+         */
+        public Builder refinement(IcpRefinement r) {
+            this.refinement = r;
             return this;
         }
 
@@ -303,7 +314,7 @@ public final class Pvn3dPool implements AutoCloseable {
             for (int device : devices) {
                 // frames run one at a time per session: no warm-up or repeats inside a run
                 Pvn3dPipeline.Config config = new Pvn3dPipeline.Config(provider, device, threads, solver.apply(device), b.objectClass,
-                        0, 1, b.ioBinding, b.profileDir);
+                        0, 1, b.ioBinding, b.profileDir, b.refinement);
                 workers.add(new Worker(new Slot(index++, device, ordinal, config), opened, b.name));
             }
         }
