@@ -26,7 +26,8 @@ rm -rf "$work"; mkdir -p "$work" "$OUT"
 # libpvn3d_ops as the pvn3d-ops jar carries it (CUDA, sm_80/sm_90, NVTX ranges): the overhead script's
 # OPS_LIB, so that it does not build its own
 ops=$work/ops; mkdir -p "$ops"
-(cd "$ops" && unzip -q -o "$top/.gpubundle/pvn3d-ops.jar" '*libpvn3d_ops.so' 2>/dev/null)
+python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); [z.extract(n, sys.argv[2]) for n in z.namelist() if n.endswith("libpvn3d_ops.so")]' \
+  "$top/.gpubundle/pvn3d-ops.jar" "$ops"
 ops_lib=$(find "$ops" -name libpvn3d_ops.so | head -1)
 t0=$(date +%s)
 for p in $PARTS; do
