@@ -101,7 +101,8 @@ if part junit; then
   pose_props=()
   if [ -f "$bundle/bunny.json" ] && python3 -c 'import torch, onnx' 2>/dev/null; then
     echo "== the tiny PVN3D model with the pose head, exported with this machine's PyTorch"
-    if python3 exporter/export_pvn3d.py --pose-head --no-verify --bunny-json "$bundle/bunny.json" --out-dir /tmp/pvn3d-pose \
+    if python3 exporter/export_pvn3d.py --pose-head --no-verify --checkpoint exporter/checkpoints/pvn3d_tiny_bunny.pt \
+        --dataset-sample test:0 --bunny-json "$bundle/bunny.json" --out-dir /tmp/pvn3d-pose \
         > /tmp/pvn3d-pose-export.txt 2>&1; then
       pose_props=(-Dpvn3d.pose.model=/tmp/pvn3d-pose/pvn3d_tiny_pose.onnx)
     else

@@ -20,7 +20,7 @@ mkdir -p "$OUT"
 [ -d "$ORT_DIR" ] || { echo "run-pool-bench: no ORT build at $ORT_DIR" >&2; exit 1; }
 [ -f "$bundle/pvn3d-pipeline.jar" ] || { echo "run-pool-bench: no bundle in $bundle (run make-bundle.sh)" >&2; exit 1; }
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
-devices=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
+devices=${DEVICES:-$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)}   # DEVICES=0: one GPU of several
 jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar:$bundle/picocli.jar"
 bench() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx8g \
   -cp "$jars" org.pvn3d.ort.cli.Main pool-bench --ep cuda --devices "$devices" --sessions "${SESSIONS:-1,2,3}" \

@@ -222,8 +222,13 @@ class MainTest {
         Path negative = dir.resolve("negative.bin");
         Files.write(negative, new byte[] {'P', 'V', 'T', '1', (byte) 0xfe, (byte) 0xff, (byte) 0xff, (byte) 0xff});
         assertFailure(run("--sample", negative.toString()), "pvn3d-ort: " + negative + ": negative tensor count -2");
-        assertFailure(run("pointnet2", "--model", Path.of(MainTest.class.getResource("/models/pointnet2_default.onnx").toURI()).toString(),
-                "--input", negative.toString()), "pvn3d-ort: " + negative + ": negative tensor count -2");
+        // the model as a file, copied from the class path (a folder in the build, inside the jar elsewhere)
+        Path model = dir.resolve("pointnet2_default.onnx");
+        try (var in = MainTest.class.getResourceAsStream("/models/pointnet2_default.onnx")) {
+            Files.copy(in, model);
+        }
+        assertFailure(run("pointnet2", "--model", model.toString(), "--input", negative.toString()),
+                "pvn3d-ort: " + negative + ": negative tensor count -2");
 
         Output debug = run("--sample", garbage.toString(), "--debug");
         assertEquals(1, debug.code());

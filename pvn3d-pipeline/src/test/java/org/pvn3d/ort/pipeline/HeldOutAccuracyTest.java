@@ -13,13 +13,15 @@ import org.junit.jupiter.api.Test;
  * test split, exporter/make_dataset.py --split test --count 50; seeds no training run saw), through the
  * Java pipeline on the CPU provider: the accuracy it reaches, by occlusion level too.
  *
- * <p>The floors are the model's measured accuracy less a margin for other machines' rounding (MODEL.md
- * gives the measured numbers); they rise to the project's targets (ADD-S on 95%, ADD on 85%) with the
- * fully trained model.
+ * <p>The floors are the project's targets, ADD-S under 10% of the diameter on 95% of the scenes and ADD on
+ * 85%, for the final pose (voting, then the ICP refinement, the pipeline's default); measured here: ADD-S
+ * 100%, ADD 90% (MODEL.md). The voting pose alone (ADD 72% measured) has its own floor, so that a
+ * regression of the network or of the voting stage is not hidden by the refinement.
  */
 class HeldOutAccuracyTest {
-    static final double ADDS_FLOOR = 0.96;
-    static final double ADD_FLOOR = 0.20;
+    static final double ADDS_FLOOR = 0.95;
+    static final double ADD_FLOOR = 0.85;
+    static final double VOTING_ADD_FLOOR = 0.65;
 
     @Test
     void theShippedModelEstimatesPosesOnHeldOutScenes() throws URISyntaxException {
@@ -36,7 +38,10 @@ class HeldOutAccuracyTest {
         assertEquals(50, s.evaluated());
         assertTrue(s.addsAccuracy() >= ADDS_FLOOR, "ADD-S accuracy " + s.addsAccuracy());
         assertTrue(s.addAccuracy() >= ADD_FLOOR, "ADD accuracy " + s.addAccuracy());
-        assertTrue(s.meanAdds() < 0.012, "mean ADD-S " + s.meanAdds() + " m");
+        assertTrue(s.meanAdds() < 0.006, "mean ADD-S " + s.meanAdds() + " m");
+        assertEquals(50, s.refinedCount(), "ICP ran on every sample");
+        assertTrue(s.votingAddAccuracy() >= VOTING_ADD_FLOOR, "ADD accuracy of the voting pose " + s.votingAddAccuracy());
+        assertTrue(s.votingAddsAccuracy() >= ADDS_FLOOR, "ADD-S accuracy of the voting pose " + s.votingAddsAccuracy());
         // every sample says how much of the object is hidden; the bins cover them all
         assertEquals(50, s.byOcclusion().values().stream().mapToInt(FolderEvaluation.Summary::evaluated).sum());
         String json = s.toJson("cpu", Pvn3dPipeline.MODEL_RESOURCE, "heldout");
