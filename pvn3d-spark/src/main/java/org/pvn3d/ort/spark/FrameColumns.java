@@ -49,6 +49,12 @@ public final class FrameColumns {
 
     public static final String ID = "id";
     public static final String PVT = "pvt";
+    /**
+     * The object's entries ({@code model_kps}, {@code model_points}, {@code model_diameter}) as PVT1 bytes, for
+     * samples that leave them out: the dataset generator's layout, where one {@code model.bin} beside the
+     * samples holds them ({@link Pvn3dSample#MODEL_FILE}). Optional; null when each sample is complete.
+     */
+    public static final String OBJECT_PVT = "object_pvt";
     public static final String RGB = "rgb";
     public static final String RGB_HEIGHT = "rgb_height";
     public static final String RGB_WIDTH = "rgb_width";
@@ -70,10 +76,11 @@ public final class FrameColumns {
     private static final DataType FLOATS = DataTypes.createArrayType(DataTypes.FloatType, false);
     private static final DataType DOUBLES = DataTypes.createArrayType(DataTypes.DoubleType, false);
 
-    /** {@code id, pvt}. */
+    /** {@code id, pvt, object_pvt}. */
     public static final StructType PVT_FRAMES = new StructType(new StructField[] {
         DataTypes.createStructField(ID, DataTypes.StringType, false),
-        DataTypes.createStructField(PVT, DataTypes.BinaryType, true)});
+        DataTypes.createStructField(PVT, DataTypes.BinaryType, true),
+        DataTypes.createStructField(OBJECT_PVT, DataTypes.BinaryType, true)});
 
     /** The tensor frame columns as {@link Pvn3dSparkJob#toTensorColumns} writes them. */
     public static final StructType TENSOR_FRAMES = new StructType(new StructField[] {
@@ -130,14 +137,33 @@ public final class FrameColumns {
 
     /** A sample from the bytes of a PVT1 file. */
     public static Pvn3dSample fromPvt(String id, byte[] bytes) {
+        return fromPvt(id, bytes, null);
+    }
+
+    /**
+     * A sample from the bytes of a PVT1 file, the entries it lacks taken from {@code objectBytes} (a
+     * {@code model.bin}, PVT1 too) when that is not null, as {@link Pvn3dSample#read} does beside a file.
+     */
+    public static Pvn3dSample fromPvt(String id, byte[] bytes, byte[] objectBytes) {
         if (bytes == null) {
             throw new IllegalArgumentException(id + ": no " + PVT + " bytes");
         }
         try {
-            return new Pvn3dSample(id, PvtFile.read(new ByteArrayInputStream(bytes), id));
+            Map<String, PvtFile.Entry> entries = new LinkedHashMap<>(PvtFile.read(new ByteArrayInputStream(bytes), id));
+            if (objectBytes != null) {
+                PvtFile.read(new ByteArrayInputStream(objectBytes), Pvn3dSample.MODEL_FILE).forEach(entries::putIfAbsent);
+            }
+            return new Pvn3dSample(id, entries);
         } catch (IOException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
+    }
+
+    /** {@link #fromPvt(String, byte[], byte[])} on a row of {@link #PVT_FRAMES} (with or without {@link #OBJECT_PVT}). */
+    public static Pvn3dSample fromPvtRow(Row row, String id) {
+        int i = row.fieldIndex(PVT);
+        int o = java.util.Arrays.asList(row.schema().fieldNames()).indexOf(OBJECT_PVT);
+        return fromPvt(id, row.isNullAt(i) ? null : (byte[]) row.get(i), o < 0 || row.isNullAt(o) ? null : (byte[]) row.get(o));
     }
 
     /** A sample from the tensor columns of {@code row}, with every size checked. */

@@ -2,6 +2,8 @@ package org.pvn3d.ort.spark;
 
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.element_at;
+import static org.apache.spark.sql.functions.lit;
+import static org.apache.spark.sql.functions.not;
 import static org.apache.spark.sql.functions.split;
 
 import java.nio.file.Files;
@@ -16,12 +18,15 @@ import java.util.NoSuchElementException;
 import java.util.stream.Stream;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.api.java.function.MapPartitionsFunction;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.api.java.UDF2;
 import org.apache.spark.sql.api.java.UDF6;
+import org.apache.spark.sql.types.DataTypes;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.pipeline.FolderEvaluation;
@@ -47,12 +52,19 @@ public final class Pvn3dSparkJob {
     static final int MAX_SESSION_FAILURES = 3;
 
     /**
-     * The PVT1 samples ({@code *.bin}) in a folder as {@code id, pvt} ({@link FrameColumns#PVT_FRAMES}; the id
-     * is the file name), spread over {@code partitions} partitions (Spark would put many small files in one).
+     * The PVT1 samples ({@code *.bin}) in a folder as {@code id, pvt, object_pvt} ({@link FrameColumns#PVT_FRAMES};
+     * the id is the file name), spread over {@code partitions} partitions (Spark would put many small files in
+     * one). A {@code model.bin} there (the dataset generator's layout: the object's entries once for all
+     * samples) is no row: its bytes go into every row's {@code object_pvt}, as {@code pvn3d-ort eval} merges it.
      */
     public static Dataset<Row> readSamples(SparkSession spark, String dir, int partitions) {
-        Dataset<Row> files = spark.read().format("binaryFile").option("pathGlobFilter", "*.bin").load(dir);
-        return files.select(element_at(split(col("path"), "/"), -1).as(FrameColumns.ID), col("content").as(FrameColumns.PVT))
+        Dataset<Row> all = spark.read().format("binaryFile").option("pathGlobFilter", "*.bin").load(dir)
+                .withColumn(FrameColumns.ID, element_at(split(col("path"), "/"), -1));
+        Column isObject = col(FrameColumns.ID).equalTo(Pvn3dSample.MODEL_FILE);
+        List<Row> object = all.filter(isObject).select("content").collectAsList();
+        Column objectBytes = object.isEmpty() ? lit(null).cast(DataTypes.BinaryType) : lit((byte[]) object.get(0).get(0));
+        return all.filter(not(isObject))
+                .select(col(FrameColumns.ID), col("content").as(FrameColumns.PVT), objectBytes.as(FrameColumns.OBJECT_PVT))
                 .repartition(Math.max(1, partitions));
     }
 
@@ -96,8 +108,7 @@ public final class Pvn3dSparkJob {
                 Row row = rows.next();
                 String id = row.getString(row.fieldIndex(FrameColumns.ID));
                 try {
-                    int i = row.fieldIndex(FrameColumns.PVT);
-                    return FrameColumns.toTensorRow(FrameColumns.fromPvt(id, row.isNullAt(i) ? null : (byte[]) row.get(i)));
+                    return FrameColumns.toTensorRow(FrameColumns.fromPvtRow(row, id));
                 } catch (RuntimeException e) {
                     return FrameColumns.tensorErrorRow(id, FrameColumns.message(e));
                 }
@@ -126,13 +137,16 @@ public final class Pvn3dSparkJob {
 
     /**
      * Registers {@code pvn3d_pose(pvt)} (the bytes of a PVT1 sample; ADD / ADD-S when it holds a ground
-     * truth) and {@code pvn3d_pose_tensors(rgb, rgb_height, rgb_width, cld_rgb_nrm, choose, model_kps)},
+     * truth), {@code pvn3d_pose_object(pvt, object_pvt)} (the same, the entries the sample lacks taken from
+     * {@code object_pvt}, a {@code model.bin}: the dataset layout, as {@link #readSamples} gives it) and {@code pvn3d_pose_tensors(rgb, rgb_height, rgb_width, cld_rgb_nrm, choose, model_kps)},
      * both returning {@link FrameColumns#UDF_RESULT}: a struct with R, t, keypoints, inliers, add, adds,
      * latency_ms, device and error.
      */
     public static void registerUdfs(SparkSession spark, Pvn3dSparkOptions options) {
         spark.udf().register("pvn3d_pose", (UDF1<byte[], Row>) bytes -> udf(options, () -> FrameColumns.fromPvt("pvt", bytes)),
                 FrameColumns.UDF_RESULT);
+        spark.udf().register("pvn3d_pose_object", (UDF2<byte[], byte[], Row>) (bytes, object) -> udf(options,
+                () -> FrameColumns.fromPvt("pvt", bytes, object)), FrameColumns.UDF_RESULT);
         spark.udf().register("pvn3d_pose_tensors", (UDF6<Object, Object, Object, Object, Object, Object, Row>) (rgb, h, w, cloud, choose,
                 kps) -> udf(options, () -> FrameColumns.fromTensors("frame", rgb, h, w, cloud, choose, kps, null, null, null, null)),
                 FrameColumns.UDF_RESULT);
@@ -278,8 +292,7 @@ public final class Pvn3dSparkJob {
 
                 private Pvn3dSample decode(Row row, String id) {
                     if (pvt) {
-                        int i = row.fieldIndex(FrameColumns.PVT);
-                        return FrameColumns.fromPvt(id, row.isNullAt(i) ? null : (byte[]) row.get(i));
+                        return FrameColumns.fromPvtRow(row, id);
                     }
                     int e = Arrays.asList(row.schema().fieldNames()).indexOf(FrameColumns.ERROR);
                     if (e >= 0 && !row.isNullAt(e)) {

@@ -60,6 +60,14 @@ class Pvn3dSparkJobTest {
             Files.createDirectories(samples);
             FolderEvaluationTestSamples.write(samples); // the shipped sample, moved 2 cm, 700 of its points
             Files.delete(samples.resolve("notes.txt"));
+            // three held-out scenes in the dataset generator's layout: the object's entries only in model.bin,
+            // which is no row of its own and is merged into each sample, as `pvn3d-ort eval` does
+            for (String n : List.of(Pvn3dSample.MODEL_FILE, "test_000000.bin", "test_000001.bin", "test_000002.bin")) {
+                try (java.io.InputStream in = Pvn3dSparkJobTest.class.getResourceAsStream("/heldout/" + n)) {
+                    assertNotNull(in, "/heldout/" + n + " on the class path (pvn3d-pipeline's test jar)");
+                    Files.copy(in, samples.resolve(n));
+                }
+            }
         }
         Files.writeString(samples.resolve("x_corrupt.bin"), "not a sample at all");
         // the single-process evaluation, as `pvn3d-ort eval DIR` runs it (the fused pose kernel on the CPU)
@@ -182,7 +190,11 @@ class Pvn3dSparkJobTest {
     void theSqlFunctionGivesTheSamePose() {
         Pvn3dSparkJob.registerUdfs(spark, Pvn3dSparkOptions.defaults());
         Pvn3dSparkJob.readSamples(spark, samples.toString()).createOrReplaceTempView("frames");
-        List<Row> rows = spark.sql("SELECT id, pvn3d_pose(pvt) AS pose FROM frames ORDER BY id").collectAsList();
+        // pvn3d_pose_object: the held-out scenes' object entries come from model.bin (object_pvt)
+        List<Row> rows = spark.sql("SELECT id, pvn3d_pose_object(pvt, object_pvt) AS pose FROM frames ORDER BY id").collectAsList();
+        Row self = spark.sql("SELECT pvn3d_pose(pvt) AS pose FROM frames WHERE id = 'a_shipped.bin'").first().getStruct(0);
+        assertNull(self.getAs("error"), "a self-contained sample needs no object_pvt");
+        assertArrayEquals(reference.get("a_shipped.bin").pose().pose().t(), doubles(self, "t"), 0.0);
         assertEquals(reference.size() + 1, rows.size());
         for (Row r : rows) {
             Row pose = r.getStruct(1);
