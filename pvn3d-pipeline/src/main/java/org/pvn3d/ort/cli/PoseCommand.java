@@ -294,10 +294,14 @@ final class PoseCommand implements Callable<Integer>, Profiled {
             return;
         }
         try {
-            PoseOverlay.write(file, s, r.pose().kps(), r.pose().pose(), scale);
+            // the discs are the model's keypoints under the final pose, the squares the same keypoints under the
+            // true one: where they coincide the pose is right (the voted keypoints, before the fit and the
+            // refinement, scatter a few centimetres around them; the report has them)
+            PoseOverlay.write(file, s, keypointsUnder(r.pose().pose(), s.modelKps()), r.pose().pose(), scale);
             long[] size = s.entry("image").shape();
-            io.out().printf(Locale.ROOT, "image: %s (%dx%d, the sample image x%d; discs = predicted keypoints, squares = ground truth, "
-                    + "thick axes = predicted pose, thin = ground truth)%n", file, size[1] * scale, size[0] * scale, scale);
+            io.out().printf(Locale.ROOT, "image: %s (%dx%d, the sample image x%d; discs = keypoints under the predicted pose, squares = "
+                    + "under the ground truth, thick axes = predicted pose, thin = ground truth)%n", file, size[1] * scale, size[0] * scale,
+                    scale);
         } catch (IOException | RuntimeException | LinkageError e) {
             // the picture is a by-product: never fail the run for it
             io.err().println("pvn3d-ort: image not written: " + Errors.describe(e));
@@ -312,5 +316,18 @@ final class PoseCommand implements Callable<Integer>, Profiled {
             }
         }
         return String.join(", ", parts);
+    }
+
+    /** {@code R m + t} for each row of {@code model} [K,3]. */
+    static float[] keypointsUnder(Pose pose, float[] model) {
+        double[] r = pose.r();
+        double[] t = pose.t();
+        float[] out = new float[model.length];
+        for (int i = 0; i + 2 < model.length; i += 3) {
+            for (int k = 0; k < 3; k++) {
+                out[i + k] = (float) (r[3 * k] * model[i] + r[3 * k + 1] * model[i + 1] + r[3 * k + 2] * model[i + 2] + t[k]);
+            }
+        }
+        return out;
     }
 }

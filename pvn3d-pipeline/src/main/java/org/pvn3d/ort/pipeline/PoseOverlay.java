@@ -12,7 +12,7 @@ import java.util.zip.Deflater;
  * {@code cam_K}), written as a PNG by java.base alone (a tiny rasteriser and PNG encoder: no
  * java.desktop, so it works on JREs without AWT too).
  *
- * <p>Legend: filled discs = predicted keypoints (orange; the centre white), hollow squares = ground-truth
+ * <p>Legend: filled discs = predicted keypoints (orange; the centre white; the command line draws the model keypoints under the predicted pose), hollow squares = ground-truth
  * keypoints (cyan), thick lines = the predicted pose's axes (x red, y green, z blue; {@link #AXIS_LENGTH}),
  * thin lines = the ground-truth axes.
  */

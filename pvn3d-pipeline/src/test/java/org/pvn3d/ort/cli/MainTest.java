@@ -449,4 +449,13 @@ class MainTest {
             return new int[] {img.getWidth(), img.getHeight()};
         }
     }
+
+    @Test
+    void thePictureDrawsTheModelKeypointsUnderThePose() {
+        // a quarter turn about z, then a shift: (1,0,0) -> (0,1,0) + t, (0,0,2) -> (0,0,2) + t
+        org.pvn3d.ort.pipeline.Pose pose = new org.pvn3d.ort.pipeline.Pose(new double[] {0, -1, 0, 1, 0, 0, 0, 0, 1},
+                new double[] {0.1, 0.2, 0.5});
+        float[] got = PoseCommand.keypointsUnder(pose, new float[] {1, 0, 0, 0, 0, 2});
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new float[] {0.1f, 1.2f, 0.5f, 0.1f, 0.2f, 2.5f}, got, 1e-6f);
+    }
 }
