@@ -62,11 +62,6 @@ final class EvalCommand implements Callable<Integer>, Profiled {
     }
 
     @Override
-    public void checkProfiling() {
-        profiling.check(spec);
-    }
-
-    @Override
     public Integer call() {
         common.check(spec);
         pipeline.check(spec);

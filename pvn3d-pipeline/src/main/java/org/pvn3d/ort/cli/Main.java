@@ -55,9 +55,11 @@ public final class Main {
                 return OK;
             }
             @SuppressWarnings("unchecked")
-            Callable<Integer> command = (Callable<Integer>) chain.get(chain.size() - 1).getCommand();
+            CommandLine leaf = chain.get(chain.size() - 1);
+            Callable<Integer> command = (Callable<Integer>) leaf.getCommand();
             if (command instanceof Profiled p) {
-                p.checkProfiling();
+                // checked before anything starts (a usage error, exit code 2)
+                p.profiling().check(leaf.getCommandSpec());
                 // the JFR recording, NVTX and the device timing last as long as the command
                 try (AutoCloseable profiling = p.profiling().start(io)) {
                     return command.call();

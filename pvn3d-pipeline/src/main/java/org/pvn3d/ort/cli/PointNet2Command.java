@@ -77,11 +77,6 @@ final class PointNet2Command implements Callable<Integer>, Profiled {
     }
 
     @Override
-    public void checkProfiling() {
-        profiling.check(spec);
-    }
-
-    @Override
     public Integer call() {
         common.check(spec);
         CommonOptions.atLeast(spec, "--warmup", warmup, 0);

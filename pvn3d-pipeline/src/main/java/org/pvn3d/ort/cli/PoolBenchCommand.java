@@ -101,11 +101,6 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         return profiling;
     }
 
-    @Override
-    public void checkProfiling() {
-        profiling.check(spec);
-    }
-
     /** One measurement: a pool of {@code sessions} per device, {@code frames} frames. */
     record Run(int sessionsPerDevice, int sessions, int threads, int inflight, int frames, int failed, double wallS,
             double framesPerS, double p50, double p99, double mean, double max, double serviceP50, double serviceP99,

@@ -117,11 +117,6 @@ final class PoseCommand implements Callable<Integer>, Profiled {
         return profiling;
     }
 
-    @Override
-    public void checkProfiling() {
-        profiling.check(spec);
-    }
-
     private void check() {
         common.check(spec);
         pipeline.check(spec);

@@ -3,7 +3,4 @@ package org.pvn3d.ort.cli;
 /** A command that takes the {@link ProfilingOptions}: {@link Main} starts and ends them around its call. */
 interface Profiled {
     ProfilingOptions profiling();
-
-    /** Checks the options before anything starts (a usage error, exit code 2). */
-    void checkProfiling();
 }
