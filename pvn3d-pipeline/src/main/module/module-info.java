@@ -12,6 +12,7 @@ module org.pvn3d.ort.pipeline {
 
     exports org.pvn3d.ort.pipeline;
     exports org.pvn3d.ort.pipeline.pool;
+    exports org.pvn3d.ort.pipeline.graph;
     exports org.pvn3d.ort.cli;
     // picocli sets the commands' annotated option fields by reflection
     opens org.pvn3d.ort.cli to info.picocli;

@@ -86,6 +86,7 @@ public final class Main {
                 .addSubcommand(new EvalCommand(io))
                 .addSubcommand(new PointNet2Command(io))
                 .addSubcommand(new PoolBenchCommand(io))
+                .addSubcommand(new FrameToPoseCommand(io))
                 .addSubcommand(new VersionCommand(io));
         cl.setOut(new PrintWriter(io.out(), true));
         cl.setErr(new PrintWriter(io.err(), true));

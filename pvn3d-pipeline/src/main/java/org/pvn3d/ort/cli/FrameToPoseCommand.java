@@ -1,0 +1,412 @@
+package org.pvn3d.ort.cli;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.OrtRuntime;
+import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.pipeline.FolderEvaluation;
+import org.pvn3d.ort.pipeline.FrameToPose;
+import org.pvn3d.ort.pipeline.FrameToPose.Precision;
+import org.pvn3d.ort.pipeline.IcpRefinement;
+import org.pvn3d.ort.pipeline.IcpRefiner;
+import org.pvn3d.ort.pipeline.Json;
+import org.pvn3d.ort.pipeline.PoseMetrics;
+import org.pvn3d.ort.pipeline.Pvn3dPipeline;
+import org.pvn3d.ort.pipeline.Pvn3dSample;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code pvn3d-ort frame-to-pose}: the one-graph path ({@link FrameToPose}) measured and evaluated. For
+ * every combination of precision, batch size, CUDA graph on or off and frames in flight it warms up, then
+ * times {@code --frames} frames from the upload of the inputs to the pose on the host (p50, p99 per call,
+ * frames/s); with {@code --eval DIR} it also scores each precision on a folder of samples (ADD, ADD-S of
+ * the voting pose and, with {@code --refine icp}, of the refined one).
+ */
+@Command(name = "frame-to-pose", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
+        header = "Frame to pose in one graph (network + pose head): latency, frames/s and accuracy per precision.",
+        description = {
+            "Appends the pose stage (votes, mask, mean shift, Kabsch) to the network as graph nodes, binds fixed device "
+                    + "buffers (CUDA) and times whole frames: the copy of the inputs up, the graph, the copy of the pose back. "
+                    + "One line per combination of --precision, --batch, --cuda-graph and --inflight; --json writes them as a list "
+                    + "of {mode, batch, cuda_graph, inflight, p50_ms, p99_ms, frames_per_s, ...}. The pose here is the voting pose "
+                    + "(no refinement in the timed path); --eval DIR scores every precision on a folder of samples, with the "
+                    + "refinement of --refine.",
+            ""})
+final class FrameToPoseCommand implements Callable<Integer> {
+    private final Io io;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    CommonOptions common;
+
+    @Option(names = "--precision", split = "\\s*,\\s*", splitSynopsisLabel = ",", paramLabel = "strict|tf32|fp16",
+            description = "The network's precision, one measurement each (default: strict). fp16 needs --fp16-model.")
+    String[] precisions = {"strict"};
+
+    @Option(names = "--model", paramLabel = "FILE.onnx", description = "A PVN3D network without pose head (default: the shipped tiny "
+            + "model; another needs --sample).")
+    Path model;
+
+    @Option(names = "--fp16-model", paramLabel = "FILE.onnx", description = "The fp16 conversion of the model "
+            + "(exporter/convert_fp16.py), for --precision fp16.")
+    Path fp16Model;
+
+    @Option(names = "--sample", paramLabel = "FILE.bin|DIR", description = "The frames: a PVT1 sample or a folder of them, cycled "
+            + "through (default: the shipped sample).")
+    Path sample;
+
+    @Option(names = "--batch", split = "\\s*,\\s*", splitSynopsisLabel = ",", paramLabel = "N", description = "Frames per run "
+            + "(default: 1).")
+    int[] batches = {1};
+
+    @Option(names = "--cuda-graph", paramLabel = "off|on|both", description = "ORT's CUDA graph capture (default: off).")
+    String cudaGraph = "off";
+
+    @Option(names = "--inflight", split = "\\s*,\\s*", splitSynopsisLabel = ",", paramLabel = "N", description = "Runs in flight: "
+            + "one session and one thread each, on their own streams (default: 1).")
+    int[] inflights = {1};
+
+    @Option(names = "--frames", paramLabel = "N", description = "Timed frames per measurement, at least (default: 500).")
+    int frames = 500;
+
+    @Option(names = "--warmup", paramLabel = "N", description = "Untimed runs first, per session (default: 20; ORT captures the "
+            + "CUDA graph during them).")
+    int warmup = 20;
+
+    @Option(names = "--eval", paramLabel = "DIR", description = "Also score every precision on this folder of samples (batch 1).")
+    Path eval;
+
+    @Option(names = "--refine", paramLabel = "icp|none", description = "With --eval: refine the voting pose with ICP (default) or not.")
+    String refine = "icp";
+
+    @Option(names = "--json", paramLabel = "FILE", description = "The measurements as a JSON list.")
+    Path json;
+
+    @Option(names = "--eval-json", paramLabel = "FILE", description = "With --eval: the per-precision accuracy as JSON.")
+    Path evalJson;
+
+    @Mixin
+    GlobalOptions global;
+
+    FrameToPoseCommand(Io io) {
+        this.io = io;
+    }
+
+    /** One measurement. */
+    record Measurement(String mode, int batch, boolean cudaGraph, int inflight, int calls, int frames, double wallS, double p50,
+            double p99, double framesPerS, double loadMs) {
+        Map<String, Object> json() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("mode", mode);
+            m.put("batch", batch);
+            m.put("cuda_graph", cudaGraph);
+            m.put("inflight", inflight);
+            m.put("p50_ms", p50);
+            m.put("p99_ms", p99);
+            m.put("frames_per_s", framesPerS);
+            m.put("calls", calls);
+            m.put("frames", frames);
+            m.put("wall_s", wallS);
+            m.put("session_load_ms", loadMs);
+            return m;
+        }
+    }
+
+    private List<Precision> precisions() {
+        List<Precision> out = new ArrayList<>();
+        for (String p : precisions) {
+            try {
+                out.add(Precision.parse(p));
+            } catch (IllegalArgumentException e) {
+                throw CommonOptions.usage(spec, "--precision: " + e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    private List<Boolean> graphs() {
+        return switch (cudaGraph.toLowerCase(Locale.ROOT)) {
+            case "off" -> List.of(false);
+            case "on" -> List.of(true);
+            case "both" -> List.of(false, true);
+            default -> throw CommonOptions.usage(spec, "--cuda-graph takes off, on or both, not " + cudaGraph);
+        };
+    }
+
+    private void check() {
+        common.check(spec);
+        List<Precision> ps = precisions();
+        List<Boolean> gs = graphs();
+        if (!common.cuda() && (ps.stream().anyMatch(p -> p != Precision.STRICT) || gs.contains(true))) {
+            throw CommonOptions.usage(spec, "--precision tf32/fp16 and --cuda-graph need --ep cuda");
+        }
+        if (ps.contains(Precision.FP16) && fp16Model == null) {
+            throw CommonOptions.usage(spec, "--precision fp16 needs --fp16-model (exporter/convert_fp16.py makes it from --model)");
+        }
+        for (int b : batches) {
+            CommonOptions.atLeast(spec, "--batch", b, 1);
+        }
+        for (int f : inflights) {
+            CommonOptions.atLeast(spec, "--inflight", f, 1);
+        }
+        CommonOptions.atLeast(spec, "--frames", frames, 1);
+        CommonOptions.atLeast(spec, "--warmup", warmup, 0);
+        if (model != null && sample == null) {
+            throw CommonOptions.usage(spec, "--model needs --sample (the shipped sample belongs to the tiny model)");
+        }
+        CommonOptions.existing(spec, "model", model);
+        CommonOptions.existing(spec, "fp16 model", fp16Model);
+        if (sample != null && !Files.exists(sample)) {
+            throw CommonOptions.usage(spec, "no sample file or folder " + sample);
+        }
+        if (eval != null && !Files.isDirectory(eval)) {
+            throw CommonOptions.usage(spec, "--eval takes a folder of samples, not " + eval);
+        }
+        if (!refine.equals("icp") && !refine.equals("none")) {
+            throw CommonOptions.usage(spec, "--refine takes icp or none, not " + refine);
+        }
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        check();
+        common.requireCuda();
+        PrintStream out = io.out();
+        List<Pvn3dSample> samples = samples();
+        byte[] fp32 = model == null ? Pvn3dPipeline.tinyModelBytes() : OrtSession.readModel(model);
+        byte[] fp16 = fp16Model == null ? null : OrtSession.readModel(fp16Model);
+        out.printf(Locale.ROOT, "pvn3d-ort frame-to-pose: %s, %d frame(s) from %s, %s, ONNX Runtime %s; pose head in the graph, "
+                + "voting pose (no refinement) in the timed path%n", model == null ? "PVN3D tiny (class path)" : model, samples.size(),
+                sample == null ? "class path " + Pvn3dSample.RESOURCE : sample, common.cuda() ? "CUDA device " + common.device : "CPU",
+                OrtRuntime.get().version());
+        out.printf(Locale.ROOT, "%-7s %5s %6s %8s %7s %9s %9s %10s%n", "mode", "batch", "graph", "inflight", "frames", "p50 ms",
+                "p99 ms", "frames/s");
+        List<Measurement> all = new ArrayList<>();
+        for (Precision p : precisions()) {
+            byte[] bytes = p == Precision.FP16 ? fp16 : fp32;
+            for (boolean g : graphs()) {
+                for (int b : batches) {
+                    for (int f : inflights) {
+                        Measurement m = measure(bytes, samples, config(p, g, b), f);
+                        all.add(m);
+                        out.printf(Locale.ROOT, "%-7s %5d %6s %8d %7d %9.2f %9.2f %10.1f%n", m.mode(), m.batch(), g ? "on" : "off",
+                                m.inflight(), m.frames(), m.p50(), m.p99(), m.framesPerS());
+                        out.flush();
+                    }
+                }
+            }
+        }
+        if (json != null) {
+            Files.writeString(json, Json.write(all.stream().map(Measurement::json).toList()));
+            out.println("json: " + json);
+        }
+        if (eval != null) {
+            evaluate(fp32, fp16, out);
+        }
+        return Main.OK;
+    }
+
+    private FrameToPose.Config config(Precision p, boolean graph, int batch) {
+        FrameToPose.Config c = common.cuda() ? FrameToPose.Config.cuda(common.device) : FrameToPose.Config.cpu();
+        return c.withPrecision(p).withCudaGraph(graph).withBatch(batch).withThreads(common.threads);
+    }
+
+    private List<Pvn3dSample> samples() {
+        if (sample == null) {
+            return List.of(Pvn3dSample.resource(Pvn3dSample.RESOURCE));
+        }
+        if (Files.isDirectory(sample)) {
+            List<Pvn3dSample> s = FolderEvaluation.samples(sample).stream().map(Pvn3dSample::read).toList();
+            if (s.isEmpty()) {
+                throw new OrtException("no *.bin samples in " + sample);
+            }
+            return s;
+        }
+        return List.of(Pvn3dSample.read(sample));
+    }
+
+    /** {@code inflight} sessions on as many threads, each running batches until {@code frames} frames are done together. */
+    private Measurement measure(byte[] bytes, List<Pvn3dSample> samples, FrameToPose.Config config, int inflight) {
+        int b = config.batch();
+        int callsPerThread = Math.max(1, (frames + b * inflight - 1) / (b * inflight));
+        List<FrameToPose> runners = new ArrayList<>();
+        try {
+            long l0 = System.nanoTime();
+            for (int i = 0; i < inflight; i++) {
+                runners.add(new FrameToPose(bytes, config, samples.get(0)));
+            }
+            double loadMs = (System.nanoTime() - l0) / 1e6 / inflight;
+            double[][] ms = new double[inflight][callsPerThread];
+            RuntimeException[] failure = new RuntimeException[1];
+            Thread[] threads = new Thread[inflight];
+            java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(inflight + 1);
+            for (int i = 0; i < inflight; i++) {
+                int id = i;
+                threads[i] = new Thread(() -> {
+                    try {
+                        FrameToPose r = runners.get(id);
+                        List<List<Pvn3dSample>> batches = batches(samples, b);
+                        for (int w = 0; w < warmup; w++) {
+                            r.run(batches.get(w % batches.size()));
+                        }
+                        start.await();
+                        for (int c = 0; c < callsPerThread; c++) {
+                            List<Pvn3dSample> batch = batches.get((c + id) % batches.size());
+                            long t0 = System.nanoTime();
+                            List<FrameToPose.FramePose> poses = r.run(batch);
+                            ms[id][c] = (System.nanoTime() - t0) / 1e6;
+                            if (poses.size() != b) {
+                                throw new IllegalStateException("a run gave " + poses.size() + " poses for " + b + " frames");
+                            }
+                        }
+                    } catch (RuntimeException e) {
+                        synchronized (failure) {
+                            failure[0] = failure[0] == null ? e : failure[0];
+                        }
+                        start.reset();
+                    } catch (Exception e) {
+                        synchronized (failure) {
+                            failure[0] = failure[0] == null ? new IllegalStateException(e) : failure[0];
+                        }
+                    }
+                }, "frame-to-pose-" + i);
+                threads[i].start();
+            }
+            long t0;
+            try {
+                start.await();
+                t0 = System.nanoTime();
+                for (Thread t : threads) {
+                    t.join();
+                }
+            } catch (InterruptedException | java.util.concurrent.BrokenBarrierException e) {
+                for (Thread t : threads) {
+                    try {
+                        t.join();
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                if (failure[0] != null) {
+                    throw failure[0];
+                }
+                throw new OrtException("frame-to-pose: interrupted");
+            }
+            double wall = (System.nanoTime() - t0) / 1e9;
+            if (failure[0] != null) {
+                throw failure[0];
+            }
+            double[] sorted = Arrays.stream(ms).flatMapToDouble(Arrays::stream).sorted().toArray();
+            int done = sorted.length * b;
+            return new Measurement(config.precision().label(), b, config.cudaGraph(), inflight, sorted.length, done, wall,
+                    PoolBenchCommand.percentile(sorted, 0.5), PoolBenchCommand.percentile(sorted, 0.99), done / wall, loadMs);
+        } finally {
+            runners.forEach(FrameToPose::close);
+        }
+    }
+
+    /** The samples grouped into batches of {@code b} (cycling when there are fewer). */
+    static List<List<Pvn3dSample>> batches(List<Pvn3dSample> samples, int b) {
+        int count = Math.max(1, samples.size() / b);
+        List<List<Pvn3dSample>> out = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            List<Pvn3dSample> batch = new ArrayList<>(b);
+            for (int j = 0; j < b; j++) {
+                batch.add(samples.get((i * b + j) % samples.size()));
+            }
+            out.add(batch);
+        }
+        return out;
+    }
+
+    /** Every precision on the --eval folder, batch 1, the voting pose and (with --refine icp) the refined one. */
+    private void evaluate(byte[] fp32, byte[] fp16, PrintStream out) throws IOException {
+        List<Path> files = FolderEvaluation.samples(eval);
+        if (files.isEmpty()) {
+            throw new OrtException("no *.bin samples in " + eval);
+        }
+        Pvn3dSample first = Pvn3dSample.read(files.get(0));
+        IcpRefiner icp = refine.equals("icp") ? new IcpRefiner(IcpRefinement.DEFAULT) : null;
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("dataset", eval.toString());
+        doc.put("refinement", icp == null ? "none" : IcpRefinement.DEFAULT.describe());
+        Map<String, Object> modes = new LinkedHashMap<>();
+        for (Precision p : precisions()) {
+            FolderEvaluation.Summary summary;
+            try (FrameToPose runner = new FrameToPose(p == Precision.FP16 ? fp16 : fp32, config(p, false, 1).withMask(true), first)) {
+                List<FolderEvaluation.Row> rows = new ArrayList<>();
+                for (Path f : files) {
+                    rows.add(row(runner, f, icp));
+                }
+                summary = new FolderEvaluation.Summary(rows, icp == null ? "none" : IcpRefinement.DEFAULT.describe());
+            }
+            out.printf(Locale.ROOT, "%n== %s (%s), %d samples of %s%n", p.label(), p.description(), files.size(), eval);
+            out.print(summary.table());
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("description", p.description());
+            m.put("samples", files.size());
+            m.put("evaluated", summary.evaluated());
+            m.put("failures", summary.failures());
+            m.put("add_accuracy", summary.addAccuracy());
+            m.put("add_s_accuracy", summary.addsAccuracy());
+            m.put("mean_add_mm", 1000 * summary.meanAdd());
+            m.put("mean_add_s_mm", 1000 * summary.meanAdds());
+            m.put("voting_add_accuracy", summary.votingAddAccuracy());
+            m.put("voting_add_s_accuracy", summary.votingAddsAccuracy());
+            m.put("voting_mean_add_mm", 1000 * summary.votingMeanAdd());
+            m.put("voting_mean_add_s_mm", 1000 * summary.votingMeanAdds());
+            m.put("refined", summary.refinedCount());
+            modes.put(p.label(), m);
+        }
+        doc.put("modes", modes);
+        if (evalJson != null) {
+            Files.writeString(evalJson, Json.write(doc));
+            out.println("eval json: " + evalJson);
+        }
+    }
+
+    private static FolderEvaluation.Row row(FrameToPose runner, Path file, IcpRefiner icp) {
+        String name = file.getFileName().toString();
+        long t0 = System.nanoTime();
+        try {
+            Pvn3dSample s = Pvn3dSample.read(file);
+            FrameToPose.FramePose fp = runner.run(s);
+            int masked = 0;
+            for (boolean m : fp.mask()) {
+                masked += m ? 1 : 0;
+            }
+            IcpRefiner.Result refined = icp == null || !s.has("model_points")
+                    ? IcpRefiner.Result.notRun(fp.pose(), IcpRefiner.Status.DISABLED)
+                    : icp.refine(fp.pose(), IcpRefiner.maskedPoints(s.cloud(), s.cloudChannels(), fp.mask()), s.modelPoints(),
+                            s.has("model_diameter") ? s.diameter() : IcpRefiner.diameter(s.modelPoints()));
+            double ms = (System.nanoTime() - t0) / 1e6;
+            if (!s.hasGroundTruth()) {
+                return new FolderEvaluation.Row(name, s.points(), masked, fp.inliers(), Double.NaN, Double.NaN, Double.NaN, ms, null,
+                        s.occlusion());
+            }
+            PoseMetrics.Result v = PoseMetrics.evaluate(fp.pose(), s.groundTruth(), s.modelPoints(), s.diameter());
+            PoseMetrics.Result m = refined.refined() ? PoseMetrics.evaluate(refined.pose(), s.groundTruth(), s.modelPoints(), s.diameter()) : v;
+            return new FolderEvaluation.Row(name, s.points(), masked, fp.inliers(), m.add(), m.adds(), m.diameter(), ms, null,
+                    s.occlusion(), v.add(), v.adds(), refined.status());
+        } catch (RuntimeException e) {
+            return new FolderEvaluation.Row(name, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, (System.nanoTime() - t0) / 1e6,
+                    String.valueOf(e.getMessage()), Double.NaN);
+        }
+    }
+}

@@ -1,0 +1,465 @@
+package org.pvn3d.ort.pipeline;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.pvn3d.ort.DeviceTensor;
+import org.pvn3d.ort.OnnxTensor;
+import org.pvn3d.ort.OnnxTensorType;
+import org.pvn3d.ort.OrtEnvironment;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.OrtIoBinding;
+import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.SessionOptions;
+import org.pvn3d.ort.cuda.CudaDevice;
+import org.pvn3d.ort.cuda.CudaStream;
+import org.pvn3d.ort.cuda.DeviceBuffer;
+import org.pvn3d.ort.cuda.PinnedBuffer;
+import org.pvn3d.ort.customop.CustomOpDomain;
+import org.pvn3d.ort.io.PvtFile;
+import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.pipeline.graph.PoseHeadGraph;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
+
+/**
+ * Frame to pose in one ORT graph: the PVN3D network with its pose head ({@link PoseHeadGraph}: votes,
+ * mask, mean shift and the Kabsch fit inside the graph), so that on CUDA a frame goes up once and only
+ * the pose comes back.
+ *
+ * <p>On CUDA everything per run is fixed in advance: one device buffer holds every input of a batch
+ * (and the model keypoints), one holds every bound output (R, t, keypoints, inlier count, and the mask
+ * when {@link Config#downloadMask()}), both mirrored in pinned host memory, and the session computes on a
+ * stream of this object's own. A run is then one host-to-device copy, the graph, one device-to-host copy
+ * of a few hundred bytes and one stream synchronisation; with {@link Config#cudaGraph()} ORT captures the
+ * graph on the first runs and replays it after, which the fixed addresses allow. On the CPU provider the
+ * same graph runs on host tensors (the reference path CI checks against the Java pose stage).
+ *
+ * <p>Not thread-safe: one run at a time per object (two objects, two frames in flight).
+ */
+public final class FrameToPose implements AutoCloseable {
+    /** How the network computes. The custom operators and the pose stage are float32 in every mode. */
+    public enum Precision {
+        /** float32 with TF32 off: parity with PyTorch within 1e-3. */
+        STRICT("fp32, TF32 off"),
+        /** float32 tensors, convolutions and matrix products on TF32 tensor cores (ORT's default on CUDA). */
+        TF32("fp32, TF32 on"),
+        /**
+         * The CNN and MLPs in float16: the model must be an fp16 conversion (exporter/convert_fp16.py: float16
+         * weights, the custom operators and the graph's inputs and outputs float32).
+         */
+        FP16("fp16 network, fp32 custom operators and pose");
+
+        private final String description;
+
+        Precision(String description) {
+            this.description = description;
+        }
+
+        public String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        public String description() {
+            return description;
+        }
+
+        /** {@code strict}, {@code tf32} or {@code fp16}; anything else is an {@link IllegalArgumentException}. */
+        public static Precision parse(String s) {
+            for (Precision p : values()) {
+                if (p.label().equalsIgnoreCase(s.trim())) {
+                    return p;
+                }
+            }
+            throw new IllegalArgumentException("precision must be strict, tf32 or fp16, not '" + s + "'");
+        }
+    }
+
+    /**
+     * Settings: provider and device, precision, whether ORT captures a CUDA graph, the frames per run, the
+     * object's class in {@code pred_rgbd_seg}, the mean shift, ORT's intra-op threads (0: ORT's choice) and
+     * whether each run also returns the object mask (for a refinement on the host).
+     */
+    public record Config(Pvn3dPipeline.Provider provider, int device, Precision precision, boolean cudaGraph, int batch,
+            int objectClass, MeanShift meanShift, int threads, boolean downloadMask) {
+        public Config {
+            if (batch < 1 || device < 0 || threads < 0 || objectClass < 0) {
+                throw new IllegalArgumentException("batch >= 1, device >= 0, threads >= 0 and objectClass >= 0, not " + batch + ", "
+                        + device + ", " + threads + ", " + objectClass);
+            }
+            if (provider == Pvn3dPipeline.Provider.CPU && (precision != Precision.STRICT || cudaGraph)) {
+                throw new IllegalArgumentException("precision " + precision.label() + (cudaGraph ? " and CUDA graphs" : "")
+                        + " need the CUDA provider; the CPU provider computes in strict fp32");
+            }
+        }
+
+        /** CUDA on {@code device}, strict, no CUDA graph, one frame, class 1, PVN3D's mean shift, no mask. */
+        public static Config cuda(int device) {
+            return new Config(Pvn3dPipeline.Provider.CUDA, device, Precision.STRICT, false, 1, 1, MeanShift.PVN3D, 0, false);
+        }
+
+        /** The CPU provider, strict, one frame, class 1, PVN3D's mean shift, no mask. */
+        public static Config cpu() {
+            return new Config(Pvn3dPipeline.Provider.CPU, 0, Precision.STRICT, false, 1, 1, MeanShift.PVN3D, 0, false);
+        }
+
+        public Config withPrecision(Precision p) {
+            return new Config(provider, device, p, cudaGraph, batch, objectClass, meanShift, threads, downloadMask);
+        }
+
+        public Config withCudaGraph(boolean g) {
+            return new Config(provider, device, precision, g, batch, objectClass, meanShift, threads, downloadMask);
+        }
+
+        public Config withBatch(int b) {
+            return new Config(provider, device, precision, cudaGraph, b, objectClass, meanShift, threads, downloadMask);
+        }
+
+        public Config withThreads(int t) {
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, t, downloadMask);
+        }
+
+        public Config withMask(boolean m) {
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, m);
+        }
+
+        /** e.g. {@code cuda:0 strict B=1 cuda-graph}. */
+        public String describe() {
+            return provider.label() + (provider == Pvn3dPipeline.Provider.CUDA ? ":" + device : "") + " " + precision.label()
+                    + " B=" + batch + (cudaGraph ? " cuda-graph" : "");
+        }
+    }
+
+    /**
+     * One frame's result: the voting pose (invalid when the mask was empty), its keypoints {@code [K*3]},
+     * the inlier count, and the object mask (null unless {@link Config#downloadMask()}).
+     */
+    public record FramePose(Pose pose, float[] kps, int inliers, boolean[] mask) {
+    }
+
+    private static final long ALIGN = 256;
+
+    private final Config config;
+    private final SessionOptions options;
+    private final CustomOpDomain domain;
+    private final OrtSession session;
+    private final List<String> inputs;
+    private final List<PvtFile.Entry> template = new ArrayList<>();
+    private final int k;
+    private final int n;
+    private final List<AutoCloseable> owned = new ArrayList<>();
+    // CUDA only
+    private CudaStream stream;
+    private DeviceBuffer deviceIn;
+    private DeviceBuffer deviceOut;
+    private PinnedBuffer hostIn;
+    private PinnedBuffer hostOut;
+    private OrtIoBinding binding;
+    private long[] inOffsets;
+    private long kpsOffset;
+    private long[] outOffsets;
+
+    /**
+     * A session for {@code network} (ONNX bytes of a PVN3D network, without a pose head) with the pose head
+     * appended; {@code template} fixes the frame's shapes (every input one frame, {@code [1,...]}) and the
+     * number of keypoints.
+     */
+    public FrameToPose(byte[] network, Config config, Pvn3dSample template) {
+        this.config = config;
+        boolean fp16 = PoseHeadGraph.holdsFloat16(network);
+        if (config.precision() == Precision.FP16 && !fp16) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "precision fp16 needs an fp16 model (float16 weights,"
+                    + " e.g. from exporter/convert_fp16.py); this model holds float32 only");
+        }
+        if (config.precision() != Precision.FP16 && fp16) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "this model holds float16 weights: run it with precision fp16");
+        }
+        byte[] model = PoseHeadGraph.append(network, config.meanShift(), config.objectClass());
+        this.k = template.modelKps().length / 3;
+        this.n = template.points();
+        SessionOptions opts = new SessionOptions();
+        CustomOpDomain dom = null;
+        OrtSession s = null;
+        try {
+            if (config.threads() > 0) {
+                opts.setIntraOpNumThreads(config.threads());
+            }
+            dom = Pvn3dOps.register(opts);
+            if (config.provider() == Pvn3dPipeline.Provider.CUDA) {
+                CudaDevice.setCurrent(config.device());
+                stream = CudaStream.create();
+                owned.add(stream);
+                OrtCUDAProviderOptions cuda = new OrtCUDAProviderOptions(config.device())
+                        .setUseTf32(config.precision() != Precision.STRICT).setUserComputeStream(stream);
+                if (config.cudaGraph()) {
+                    cuda.add("enable_cuda_graph", "1");
+                }
+                opts.addExecutionProvider(cuda);
+            }
+            s = OrtEnvironment.getEnvironment().createSession(model, opts);
+            this.inputs = new ArrayList<>(s.getInputNames());
+            inputs.remove(PoseHeadGraph.MODEL_KPS);
+            for (String name : inputs) {
+                PvtFile.Entry e = template.entry(name);
+                if (e.shape().length == 0 || e.shape()[0] != 1) {
+                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "template input " + name + " must hold one frame, shape [1,...], not "
+                            + java.util.Arrays.toString(e.shape()));
+                }
+                this.template.add(e);
+            }
+            this.session = s;
+            if (config.provider() == Pvn3dPipeline.Provider.CUDA) {
+                bindDevice();
+            }
+        } catch (RuntimeException e) {
+            closeQuietly(e, s, dom, opts);
+            throw e;
+        }
+        this.options = opts;
+        this.domain = dom;
+    }
+
+    private void bindDevice() {
+        int b = config.batch();
+        inOffsets = new long[inputs.size()];
+        long at = 0;
+        for (int i = 0; i < inputs.size(); i++) {
+            inOffsets[i] = at;
+            at = align(at + b * (long) template.get(i).data().length);
+        }
+        kpsOffset = at;
+        long inBytes = align(at + 3L * k * Float.BYTES);
+        // R [B,3,3], t [B,3], kps [B,K,3], inliers [B], mask [B,N]
+        long[] outBytes = {b * 9L * Float.BYTES, b * 3L * Float.BYTES, b * 3L * k * Float.BYTES, b * (long) Long.BYTES,
+            b * (long) n};
+        int outs = config.downloadMask() ? 5 : 4;
+        outOffsets = new long[outs];
+        at = 0;
+        for (int i = 0; i < outs; i++) {
+            outOffsets[i] = at;
+            at = align(at + outBytes[i]);
+        }
+        long outTotal = at;
+        deviceIn = own(DeviceBuffer.allocate(config.device(), inBytes));
+        deviceOut = own(DeviceBuffer.allocate(config.device(), outTotal));
+        hostIn = own(PinnedBuffer.allocate(inBytes));
+        hostOut = own(PinnedBuffer.allocate(outTotal));
+        binding = own(session.createIoBinding());
+        for (int i = 0; i < inputs.size(); i++) {
+            PvtFile.Entry e = template.get(i);
+            long[] shape = e.shape().clone();
+            shape[0] = b;
+            binding.bindInput(inputs.get(i), own(view(deviceIn, inOffsets[i], b * (long) e.data().length, e.type(), shape)));
+        }
+        binding.bindInput(PoseHeadGraph.MODEL_KPS, own(view(deviceIn, kpsOffset, 3L * k * Float.BYTES, OnnxTensorType.FLOAT, k, 3)));
+        binding.bindOutput(PoseHeadGraph.R, own(view(deviceOut, outOffsets[0], outBytes[0], OnnxTensorType.FLOAT, b, 3, 3)));
+        binding.bindOutput(PoseHeadGraph.T, own(view(deviceOut, outOffsets[1], outBytes[1], OnnxTensorType.FLOAT, b, 3)));
+        binding.bindOutput(PoseHeadGraph.KPS, own(view(deviceOut, outOffsets[2], outBytes[2], OnnxTensorType.FLOAT, b, k, 3)));
+        binding.bindOutput(PoseHeadGraph.INLIERS, own(view(deviceOut, outOffsets[3], outBytes[3], OnnxTensorType.INT64, b)));
+        if (config.downloadMask()) {
+            binding.bindOutput(PoseHeadGraph.MASK, own(view(deviceOut, outOffsets[4], outBytes[4], OnnxTensorType.BOOL, b, n)));
+        }
+    }
+
+    private static DeviceTensor view(DeviceBuffer buffer, long offset, long bytes, OnnxTensorType type, long... shape) {
+        MemorySegment at = MemorySegment.ofAddress(buffer.address() + offset).reinterpret(bytes);
+        try (var info = buffer.memoryInfo()) {
+            return DeviceTensor.createTensor(info, at, type, shape);
+        }
+    }
+
+    private <T extends AutoCloseable> T own(T resource) {
+        owned.add(resource);
+        return resource;
+    }
+
+    private static long align(long x) {
+        return (x + ALIGN - 1) / ALIGN * ALIGN;
+    }
+
+    public Config config() {
+        return config;
+    }
+
+    /** The session (with the pose head). */
+    public OrtSession session() {
+        return session;
+    }
+
+    /** Keypoint rows K (the centre included) and points N of a frame. */
+    public int keypoints() {
+        return k;
+    }
+
+    public int points() {
+        return n;
+    }
+
+    /**
+     * The pose of each of {@link Config#batch()} frames, which must have the template's shapes; the model
+     * keypoints are the first frame's (one object per run).
+     */
+    public List<FramePose> run(List<Pvn3dSample> frames) {
+        if (frames.size() != config.batch()) {
+            throw new IllegalArgumentException("this FrameToPose runs batches of " + config.batch() + " frames, got " + frames.size());
+        }
+        float[] modelKps = frames.get(0).modelKps();
+        if (modelKps.length != 3 * k) {
+            throw new IllegalArgumentException("model keypoints: " + modelKps.length / 3.0 + " rows, the template has " + k);
+        }
+        for (float v : modelKps) {
+            if (!Float.isFinite(v)) {
+                throw new IllegalArgumentException("the model keypoints hold a non-finite value (" + v + ")");
+            }
+        }
+        List<byte[]> data = new ArrayList<>(inputs.size() * frames.size());
+        for (int i = 0; i < inputs.size(); i++) {
+            PvtFile.Entry t = template.get(i);
+            for (Pvn3dSample f : frames) {
+                PvtFile.Entry e = f.entry(inputs.get(i));
+                if (e.type() != t.type() || !java.util.Arrays.equals(e.shape(), t.shape())) {
+                    throw new IllegalArgumentException("input " + inputs.get(i) + " of " + f.source() + ": " + e.type() + " "
+                            + java.util.Arrays.toString(e.shape()) + ", this FrameToPose was made for " + t.type() + " "
+                            + java.util.Arrays.toString(t.shape()));
+                }
+                data.add(e.data());
+            }
+        }
+        return config.provider() == Pvn3dPipeline.Provider.CUDA ? runOnDevice(data, modelKps) : runOnHost(data, modelKps);
+    }
+
+    /** One frame: {@code run(List.of(frame)).get(0)} (batch 1 only). */
+    public FramePose run(Pvn3dSample frame) {
+        return run(List.of(frame)).get(0);
+    }
+
+    private List<FramePose> runOnDevice(List<byte[]> data, float[] modelKps) {
+        int b = config.batch();
+        MemorySegment in = hostIn.segment();
+        int d = 0;
+        for (int i = 0; i < inputs.size(); i++) {
+            long at = inOffsets[i];
+            for (int f = 0; f < b; f++) {
+                byte[] bytes = data.get(d++);
+                MemorySegment.copy(bytes, 0, in, JAVA_BYTE, at, bytes.length);
+                at += bytes.length;
+            }
+        }
+        MemorySegment.copy(modelKps, 0, in, JAVA_FLOAT, kpsOffset, modelKps.length);
+        // the copy, the graph and the copy back are queued on the session's own stream, in that order
+        deviceIn.copyFromHostAsync(in, 0, stream);
+        session.run(binding);
+        deviceOut.copyToHostAsync(hostOut.segment(), 0, stream);
+        stream.synchronize();
+        MemorySegment out = hostOut.segment();
+        List<FramePose> poses = new ArrayList<>(b);
+        for (int f = 0; f < b; f++) {
+            float[] r = out.asSlice(outOffsets[0] + f * 9L * Float.BYTES, 9L * Float.BYTES).toArray(JAVA_FLOAT);
+            float[] t = out.asSlice(outOffsets[1] + f * 3L * Float.BYTES, 3L * Float.BYTES).toArray(JAVA_FLOAT);
+            float[] kps = out.asSlice(outOffsets[2] + f * 3L * k * Float.BYTES, 3L * k * Float.BYTES).toArray(JAVA_FLOAT);
+            long inliers = out.get(JAVA_LONG, outOffsets[3] + f * (long) Long.BYTES);
+            boolean[] mask = null;
+            if (config.downloadMask()) {
+                mask = new boolean[n];
+                long base = outOffsets[4] + f * (long) n;
+                for (int i = 0; i < n; i++) {
+                    mask[i] = out.get(JAVA_BYTE, base + i) != 0;
+                }
+            }
+            poses.add(new FramePose(pose(r, t), kps, (int) inliers, mask));
+        }
+        return poses;
+    }
+
+    private List<FramePose> runOnHost(List<byte[]> data, float[] modelKps) {
+        int b = config.batch();
+        Map<String, OnnxTensor> feeds = new LinkedHashMap<>();
+        try {
+            int d = 0;
+            for (int i = 0; i < inputs.size(); i++) {
+                PvtFile.Entry t = template.get(i);
+                byte[] stacked = new byte[b * t.data().length];
+                for (int f = 0; f < b; f++) {
+                    byte[] bytes = data.get(d++);
+                    System.arraycopy(bytes, 0, stacked, f * bytes.length, bytes.length);
+                }
+                long[] shape = t.shape().clone();
+                shape[0] = b;
+                feeds.put(inputs.get(i), new PvtFile.Entry(inputs.get(i), t.type(), shape, stacked).toTensor());
+            }
+            feeds.put(PoseHeadGraph.MODEL_KPS, OnnxTensor.createTensor(modelKps, k, 3));
+            Set<String> wanted = config.downloadMask() ? Set.copyOf(PoseHeadGraph.OUTPUTS)
+                    : Set.of(PoseHeadGraph.R, PoseHeadGraph.T, PoseHeadGraph.KPS, PoseHeadGraph.INLIERS);
+            try (org.pvn3d.ort.Result r = session.run(feeds, wanted)) {
+                float[] rr = r.tensor(PoseHeadGraph.R).getFloatArray();
+                float[] tt = r.tensor(PoseHeadGraph.T).getFloatArray();
+                float[] kk = r.tensor(PoseHeadGraph.KPS).getFloatArray();
+                long[] inl = r.tensor(PoseHeadGraph.INLIERS).getLongArray();
+                boolean[] masks = config.downloadMask() ? r.tensor(PoseHeadGraph.MASK).getBooleanArray() : null;
+                List<FramePose> poses = new ArrayList<>(b);
+                for (int f = 0; f < b; f++) {
+                    boolean[] mask = masks == null ? null : java.util.Arrays.copyOfRange(masks, f * n, (f + 1) * n);
+                    Pose pose = pose(java.util.Arrays.copyOfRange(rr, f * 9, f * 9 + 9), java.util.Arrays.copyOfRange(tt, f * 3, f * 3 + 3));
+                    poses.add(new FramePose(pose, java.util.Arrays.copyOfRange(kk, f * 3 * k, (f + 1) * 3 * k), (int) inl[f], mask));
+                }
+                return poses;
+            }
+        } finally {
+            feeds.values().forEach(OnnxTensor::close);
+        }
+    }
+
+    private static Pose pose(float[] r, float[] t) {
+        return Float.isNaN(r[0]) ? Pose.invalid() : Pose.of(r, t);
+    }
+
+    private static void closeQuietly(Throwable primary, AutoCloseable... resources) {
+        for (AutoCloseable c : resources) {
+            if (c != null) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    primary.addSuppressed(e);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        RuntimeException failure = null;
+        // bindings and tensors before the buffers they point into, the session before the stream it computes on
+        List<AutoCloseable> order = new ArrayList<>(owned);
+        java.util.Collections.reverse(order);
+        order.remove(stream);
+        List<AutoCloseable> all = new ArrayList<>(order);
+        all.add(session);
+        all.add(domain);
+        all.add(options);
+        if (stream != null) {
+            all.add(stream);
+        }
+        for (AutoCloseable c : all) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                if (failure == null) {
+                    failure = e instanceof RuntimeException re ? re : new IllegalStateException(e);
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+}

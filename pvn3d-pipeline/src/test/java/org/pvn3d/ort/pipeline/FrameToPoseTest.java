@@ -1,0 +1,130 @@
+package org.pvn3d.ort.pipeline;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
+import org.pvn3d.ort.io.PvtFile;
+
+/**
+ * The device-resident graph's logic on the CPU provider: the shipped network with the pose head
+ * appended in Java ({@link org.pvn3d.ort.pipeline.graph.PoseHeadGraph}) gives, on the shipped sample, the
+ * pose of the Java reference pipeline (network outputs, Java votes and mask, {@link JavaPoseSolver}) and of
+ * the PyTorch pipeline (pvn3d_tiny_expected.bin); a batch gives each frame its own pose; bad input fails
+ * cleanly and leaves the object usable.
+ */
+class FrameToPoseTest {
+    static Pvn3dSample sample;
+    static Pvn3dPipeline.Result reference;
+    static Map<String, PvtFile.Entry> expected;
+    static FrameToPose cpu;
+
+    @BeforeAll
+    static void setUp() {
+        sample = Pvn3dSample.resource(Pvn3dSample.RESOURCE);
+        try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu().withRefinement(null))) {
+            reference = p.run(sample);
+        }
+        expected = Pvn3dPipeline.tinyExpected();
+        cpu = new FrameToPose(Pvn3dPipeline.tinyModelBytes(), FrameToPose.Config.cpu().withMask(true), sample);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        if (cpu != null) {
+            cpu.close();
+        }
+    }
+
+    @Test
+    void theGraphsPoseIsTheJavaReferencesAndPyTorchs() {
+        FrameToPose.FramePose got = cpu.run(sample);
+        PoseSolver.Solution ref = reference.voting();
+        // the same votes and mask: the inliers are exact, the keypoints equal to float rounding (the native
+        // kernel sums in another order than the Java mean shift)
+        assertEquals(ref.inliers(), got.inliers(), "inliers vs the Java reference");
+        assertEquals(expected.get("pose_inliers").longs()[0], got.inliers(), "inliers vs PyTorch");
+        assertArrayEquals(reference.votes().mask(), got.mask(), "the graph's mask is the Java votes' mask");
+        assertTrue(got.inliers() > 100, "a real cluster: " + got.inliers());
+        assertClose(ref.kps(), got.kps(), 1e-4, "keypoints vs the Java reference");
+        assertClose(expected.get("pose_kps").floats(), got.kps(), 1e-5, "keypoints vs PyTorch");
+        assertClose(toFloats(ref.pose().r()), toFloats(got.pose().r()), 1e-3, "R vs the Java reference");
+        assertClose(expected.get("pose_R").floats(), toFloats(got.pose().r()), 1e-4, "R vs PyTorch");
+        assertClose(expected.get("pose_t").floats(), toFloats(got.pose().t()), 1e-5, "t vs PyTorch");
+        // and the pose is right: ADD against the ground truth under a centimetre for the shipped sample
+        double add = PoseMetrics.add(got.pose(), sample.groundTruth(), sample.modelPoints());
+        assertTrue(add < 0.02, "voting pose ADD " + add + " m");
+    }
+
+    @Test
+    void aBatchGivesEveryFrameItsOwnPose() {
+        Pvn3dSample moved = shifted(sample, 0.05f);
+        try (FrameToPose batch = new FrameToPose(Pvn3dPipeline.tinyModelBytes(), FrameToPose.Config.cpu().withBatch(2), sample)) {
+            List<FrameToPose.FramePose> poses = batch.run(List.of(sample, moved));
+            FrameToPose.FramePose one = cpu.run(sample);
+            assertArrayEquals(one.kps(), poses.get(0).kps(), 1e-6f, "frame 0 of the batch is the single frame");
+            assertEquals(one.inliers(), poses.get(0).inliers());
+            assertEquals(null, poses.get(0).mask(), "no mask asked for");
+            // the second frame's cloud moved 5 cm along x: its keypoints move with it (the network sees the
+            // shifted cloud, so not exactly 5 cm; the translation follows within a centimetre)
+            double dx = poses.get(1).pose().t(0) - poses.get(0).pose().t(0);
+            assertTrue(Math.abs(dx - 0.05) < 0.01, "x moved by " + dx);
+            assertThrows(IllegalArgumentException.class, () -> batch.run(List.of(sample)), "a batch of 2 needs 2 frames");
+        }
+    }
+
+    @Test
+    void badInputFailsCleanlyAndTheObjectStaysUsable() {
+        Pvn3dSample nanKps = sample.with("model_kps", sample.entry("model_kps").type(), sample.entry("model_kps").shape(),
+                nanFirst(sample.modelKps()));
+        assertThrows(IllegalArgumentException.class, () -> cpu.run(nanKps));
+        OrtException fp16 = assertThrows(OrtException.class, () -> new FrameToPose(Pvn3dPipeline.tinyModelBytes(),
+                FrameToPose.Config.cuda(0).withPrecision(FrameToPose.Precision.FP16), sample));
+        assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, fp16.getCode());
+        assertTrue(fp16.getMessage().contains("fp16 model"), fp16.getMessage());
+        assertThrows(IllegalArgumentException.class,
+                () -> FrameToPose.Config.cpu().withPrecision(FrameToPose.Precision.TF32), "tf32 is a CUDA mode");
+        assertTrue(cpu.run(sample).inliers() > 0, "still usable");
+    }
+
+    static Pvn3dSample shifted(Pvn3dSample s, float dx) {
+        PvtFile.Entry e = s.entry("cld_rgb_nrm");
+        float[] c = e.floats();
+        int ch = s.cloudChannels();
+        for (int i = 0; i < c.length; i += ch) {
+            c[i] += dx;
+        }
+        return s.with("cld_rgb_nrm", e.type(), e.shape(), c);
+    }
+
+    static float[] nanFirst(float[] v) {
+        float[] c = v.clone();
+        c[0] = Float.NaN;
+        return c;
+    }
+
+    static float[] toFloats(double[] d) {
+        float[] f = new float[d.length];
+        for (int i = 0; i < d.length; i++) {
+            f[i] = (float) d[i];
+        }
+        return f;
+    }
+
+    static void assertClose(float[] want, float[] got, double tol, String what) {
+        assertEquals(want.length, got.length, what + ": length");
+        double max = 0;
+        for (int i = 0; i < want.length; i++) {
+            max = Math.max(max, Math.abs((double) want[i] - got[i]));
+        }
+        assertTrue(max <= tol, what + ": max |diff| " + max + " > " + tol);
+    }
+}
