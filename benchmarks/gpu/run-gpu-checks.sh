@@ -53,6 +53,25 @@ if part native; then
   echo "ctest exit $?"; tail -15 "$OUT/native-ctest.txt"
 fi
 
+if part bench; then
+  echo "== kernel timings (CUDA events, median per call): PointNet++ operators, then the pose operators"
+  "$build/pvn3d_bench_cuda" > "$OUT/bench-cuda.txt" 2>&1; echo "bench exit $?"
+  "$build/pvn3d_bench_cuda" --pose >> "$OUT/bench-cuda.txt" 2>&1; echo "bench --pose exit $?"
+  cat "$OUT/bench-cuda.txt"
+fi
+
+if part sanitizer; then
+  echo "== compute-sanitizer memcheck and racecheck over the CUDA operators' tests"
+  for t in furthest_point_sample gather_points group_points three_interpolate three_nn ball_query vote_aggregate pose_solve; do
+    for tool in memcheck racecheck; do
+      [ -x "$build/pvn3d_test_$t" ] || continue
+      compute-sanitizer --tool $tool --error-exitcode 9 "$build/pvn3d_test_$t" --bunny "$build/bunny_positions.txt" \
+        > "/tmp/san-$t-$tool.txt" 2>&1
+      echo "$t $tool exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "/tmp/san-$t-$tool.txt" | tail -1)" | tee -a "$OUT/sanitizer.txt"
+    done
+  done
+fi
+
 # libpvn3d_ops comes from the pvn3d-ops jar (as a user gets it); ORT from the machine's build
 java_run() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" \
   -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx4g "$@"; }

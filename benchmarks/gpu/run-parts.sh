@@ -13,7 +13,9 @@
 #   dispatch   run-overhead.sh PARTS="machine dispatch profile", CUDA only, after only: custom-op dispatch on
 #              the CUDA provider and the full model's per-node host times (needs .benchbundle/benchmarks.jar)
 #   junit      run-gpu-checks.sh PARTS=junit: the Java suite on the GPU
-#   native     run-gpu-checks.sh PARTS=native: the native library built there and its ctest
+#   native     run-gpu-checks.sh PARTS="native bench": the native library built there, its ctest, the kernel timings
+#   sanitizer  run-gpu-checks.sh PARTS=sanitizer: compute-sanitizer memcheck and racecheck over the CUDA tests (after native)
+#   f2p        run-frame-to-pose.sh: frame to pose per precision, batch, CUDA graph, in flight; held-out accuracy per precision
 # Needs the GPU kit (/opt/gpukit) and .gpubundle (make-bundle.sh); a call carries .gpubundle and, for
 # dispatch, .benchbundle.
 set -uo pipefail
@@ -38,7 +40,9 @@ for p in $PARTS; do
   case $name in
     heldout)   cmd=(env OUT="$dir" PARTS="cli heldout" bash benchmarks/gpu/run-gpu-checks.sh) ;;
     junit)     cmd=(env OUT="$dir" PARTS="junit" bash benchmarks/gpu/run-gpu-checks.sh) ;;
-    native)    cmd=(env OUT="$dir" PARTS="native" bash benchmarks/gpu/run-gpu-checks.sh) ;;
+    native)    cmd=(env OUT="$dir" PARTS="native bench" bash benchmarks/gpu/run-gpu-checks.sh) ;;
+    sanitizer) cmd=(env OUT="$dir" PARTS="sanitizer" bash benchmarks/gpu/run-gpu-checks.sh) ;;
+    f2p)       cmd=(env OUT="$dir" FRAMES="${FRAMES:-500}" bash benchmarks/gpu/run-frame-to-pose.sh) ;;
     pool)      cmd=(env OUT="$dir" SESSIONS="${SESSIONS:-1,2}" bash benchmarks/gpu/run-pool-bench.sh) ;;
     profiling) cmd=(env OUT="$dir" bash benchmarks/gpu/run-profiling.sh) ;;
     dispatch)  cmd=(env OUT="$dir" PARTS="machine dispatch profile" DISPATCH_CPU=0 OPS_LIB="$ops_lib"

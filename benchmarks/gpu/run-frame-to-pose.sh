@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Frame to pose on the GPU: the one-graph path (network + pose head, FrameToPose) measured by
+# `pvn3d-ort frame-to-pose` on the full-size PVN3D model (480x640, 12288 points; exported here with this
+# machine's PyTorch, random weights) and scored on the shipped tiny model's 200 held-out scenes, for each
+# precision (strict, tf32, fp16), batch 1 and 8, CUDA graphs off and on, and two runs in flight. Needs the
+# GPU kit (/opt/gpukit) and .gpubundle (make-bundle.sh). Writes to $OUT:
+#   machine.txt                 the GPU, driver, CUDA, Java, ORT
+#   frame-to-pose.json          full model: a list of {mode, batch, cuda_graph, inflight, p50_ms, p99_ms, frames_per_s, ...}
+#   frame-to-pose-full.txt      the same as a table, with the two-in-flight rows, and the export and conversion logs
+#   accuracy-tiny.json, frame-to-pose-tiny.txt   the tiny model per precision: held-out ADD/ADD-S and its latency
+#
+#   PARTS="export full inflight tiny" FRAMES=500 bash benchmarks/gpu/run-frame-to-pose.sh [JAVA] [ORT_DIR]
+set -uo pipefail
+PARTS=${PARTS:-export full inflight tiny}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+JAVA=${1:-${JAVA:-/opt/gpukit/jre/bin/java}}
+ORT_DIR=${2:-${ORT_DIR:-/opt/gpukit/ort}}
+OUT=${OUT:-$top/gpu-results}
+FRAMES=${FRAMES:-500}
+bundle=$top/.gpubundle
+full=/tmp/pvn3d-full
+mkdir -p "$OUT"
+[ -x "$JAVA" ] || { echo "run-frame-to-pose: no java at $JAVA" >&2; exit 1; }
+[ -f "$bundle/runtime.jar" ] || { echo "run-frame-to-pose: no bundle in $bundle (run make-bundle.sh)" >&2; exit 1; }
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
+  nvcc --version | tail -2
+  "$JAVA" -version 2>&1 | head -1
+  echo "ORT: $(cat "$ORT_DIR/SOURCE" 2>/dev/null || echo "$ORT_DIR")"
+  nproc; uname -r; git rev-parse HEAD 2>/dev/null
+} > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+java_run() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" \
+  -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx8g "$@"; }
+jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar:$bundle/picocli.jar"
+f2p() { java_run -cp "$jars" org.pvn3d.ort.cli.Main frame-to-pose --ep cuda "$@"; }
+log=$OUT/frame-to-pose-full.txt
+
+if part export; then
+  echo "== the full-size model (random weights) and the fp16 conversions" | tee "$log"
+  if [ ! -f "$full/pvn3d_full.onnx" ]; then
+    python3 exporter/export_pvn3d.py --width full --no-verify --bunny-json "$bundle/bunny.json" --out-dir "$full" \
+      > /tmp/pvn3d-full-export.txt 2>&1 || { echo "full export failed:"; tail -20 /tmp/pvn3d-full-export.txt; }
+  fi
+  python3 exporter/convert_fp16.py "$full/pvn3d_full.onnx" "$full/pvn3d_full_fp16.onnx" 2>&1 | tail -12 | tee -a "$log"
+  python3 exporter/convert_fp16.py pvn3d-pipeline/src/main/resources/pvn3d/pvn3d_tiny.onnx /tmp/pvn3d_tiny_fp16.onnx 2>&1 \
+    | tail -12 | tee -a "$log"
+fi
+
+full_args=(--model "$full/pvn3d_full.onnx" --sample "$full/pvn3d_full_sample.bin")
+modes=strict,tf32
+[ -f "$full/pvn3d_full_fp16.onnx" ] && { full_args+=(--fp16-model "$full/pvn3d_full_fp16.onnx"); modes=strict,tf32,fp16; }
+if part full; then
+  echo "== full-size model, one frame and batches of 8, CUDA graphs off and on ($modes)" | tee -a "$log"
+  f2p "${full_args[@]}" --precision "$modes" --batch 1,8 --cuda-graph both --frames "$FRAMES" --warmup 20 \
+    --json "$OUT/frame-to-pose.json" 2>&1 | tee -a "$log"
+fi
+if part inflight; then
+  echo "== full-size model, two frames in flight (two sessions, two streams, two threads)" | tee -a "$log"
+  f2p "${full_args[@]}" --precision "$modes" --batch 1 --cuda-graph both --inflight 2 --frames "$FRAMES" --warmup 20 \
+    --json "$OUT/frame-to-pose-inflight.json" 2>&1 | tee -a "$log"
+fi
+if part tiny; then
+  tiny_modes=strict,tf32; tiny_args=()
+  [ -f /tmp/pvn3d_tiny_fp16.onnx ] && { tiny_modes=strict,tf32,fp16; tiny_args=(--fp16-model /tmp/pvn3d_tiny_fp16.onnx); }
+  echo "== tiny trained model: latency and the 200 held-out scenes per precision ($tiny_modes)"
+  f2p "${tiny_args[@]}" --precision "$tiny_modes" --batch 1,8 --cuda-graph both --frames "$FRAMES" \
+    --eval "$bundle/heldout-200" --eval-json "$OUT/accuracy-tiny.json" --json "$OUT/frame-to-pose-tiny.json" \
+    > "$OUT/frame-to-pose-tiny.txt" 2>&1
+  echo "tiny exit $?"; grep -E "^(strict|tf32|fp16|==|mean|voting)" "$OUT/frame-to-pose-tiny.txt"
+fi
+ls -la "$OUT"
