@@ -24,7 +24,8 @@ Which nodes run in fp16 (policy "propagate", the default):
   coordinates and the inverse-distance weights of three_nn) stays float32 end to end: fp16 would
   round a coordinate at 0.5 m to 0.24 mm, and 1/d of a 1e-5 m distance overflows fp16.
   Policy "all" converts every eligible standard node instead (the classic whole-graph conversion),
-  for comparison.
+  for comparison only: on PVN3D it changes the FPS indices and gives NaN (ThreeNN's d + 1e-8 is d
+  in fp16, and a point's distance to itself is 0).
 
 Never fp16: nodes outside the standard domain (the custom ops), op types on the block list
 (DEFAULT_KEEP_FP32 unless --no-default-keep, plus --keep-fp32), ops whose schema has no fp16 for that

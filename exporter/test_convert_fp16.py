@@ -16,6 +16,7 @@ import sys
 import tempfile
 import types as pytypes
 import unittest
+import warnings
 
 import numpy as np
 import onnx
@@ -284,6 +285,17 @@ class Options(unittest.TestCase):
                         self.assertIn(types[x], (F, I64))
         self.assertGreater(sum(rep.converted.values()), 242)
         self.assertIn("Sub", rep.converted)
+        # why it is not the default: xyz rounded to fp16 changes the sampling, and ThreeNN's
+        # d + 1e-8 is d in fp16, so a known point's own distance 0 gives 1/0 and then NaN (ORT's
+        # CPU provider gives the same 198 FPS mismatches and NaN outputs on this model)
+        from pvn3d_export import pvt
+        s, e = pvt.load(SAMPLE), pvt.load(EXPECTED)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            env, mism = emulate(m, {k: s[k] for k in INPUTS})
+        self.assertEqual(mism, [])
+        self.assertGreater(int((env["sa1_fps_idx"] != e["sa1_fps_idx"]).sum()), 100)
+        self.assertTrue(np.isnan(env["pred_kp_of"]).any())
 
     def test_already_converted_is_refused(self):
         m, _ = quiet_convert(self.src)
