@@ -46,8 +46,8 @@ if part export; then
     python3 exporter/export_pvn3d.py --width full --no-verify --bunny-json "$bundle/bunny.json" --out-dir "$full" \
       > /tmp/pvn3d-full-export.txt 2>&1 || { echo "full export failed:"; tail -20 /tmp/pvn3d-full-export.txt; }
   fi
-  python3 exporter/convert_fp16.py "$full/pvn3d_full.onnx" "$full/pvn3d_full_fp16.onnx" 2>&1 | tail -12 | tee -a "$log"
-  python3 exporter/convert_fp16.py pvn3d-pipeline/src/main/resources/pvn3d/pvn3d_tiny.onnx /tmp/pvn3d_tiny_fp16.onnx 2>&1 \
+  python3 exporter/convert_fp16.py "$full/pvn3d_full.onnx" -o "$full/pvn3d_full_fp16.onnx" 2>&1 | tail -12 | tee -a "$log"
+  python3 exporter/convert_fp16.py pvn3d-pipeline/src/main/resources/pvn3d/pvn3d_tiny.onnx -o /tmp/pvn3d_tiny_fp16.onnx 2>&1 \
     | tail -12 | tee -a "$log"
 fi
 
