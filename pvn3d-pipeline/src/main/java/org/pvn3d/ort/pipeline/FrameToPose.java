@@ -146,12 +146,25 @@ public final class FrameToPose implements AutoCloseable {
     }
 
     private static final long ALIGN = 256;
+    /** Runs of the template before a CUDA-graph object is ready: ORT runs normally at first, then captures. */
+    static final int CAPTURE_RUNS = 3;
+    /**
+     * ORT captures a CUDA graph in CUDA's global capture mode: while one stream captures, no thread of the
+     * process may call what CUDA deems unsafe then (allocations, device-wide synchronisation), or the capture
+     * and that call both fail (measured on the H200: a session created beside a capturing one failed with
+     * "operation not permitted when stream is capturing" and left the device unusable). So on CUDA the
+     * creation of these objects, their captures (made in the constructor) and their closing take this lock
+     * alone; runs share it.
+     */
+    private static final java.util.concurrent.locks.ReentrantReadWriteLock CUDA_LIFECYCLE =
+            new java.util.concurrent.locks.ReentrantReadWriteLock();
 
     private final Config config;
-    private final SessionOptions options;
-    private final CustomOpDomain domain;
-    private final OrtSession session;
-    private final List<String> inputs;
+    // set once by the constructor
+    private SessionOptions options;
+    private CustomOpDomain domain;
+    private OrtSession session;
+    private final List<String> inputs = new ArrayList<>();
     private final List<PvtFile.Entry> template = new ArrayList<>();
     private final int k;
     private final int n;
@@ -185,6 +198,33 @@ public final class FrameToPose implements AutoCloseable {
         byte[] model = PoseHeadGraph.append(network, config.meanShift(), config.objectClass());
         this.k = template.modelKps().length / 3;
         this.n = template.points();
+        boolean cuda = config.provider() == Pvn3dPipeline.Provider.CUDA;
+        if (cuda) {
+            CUDA_LIFECYCLE.writeLock().lock();
+        }
+        try {
+            this.session = open(model, template);
+            if (cuda && config.cudaGraph()) {
+                // ORT captures during these runs; afterwards every run is a replay
+                List<Pvn3dSample> frames = java.util.Collections.nCopies(config.batch(), template);
+                for (int i = 0; i < CAPTURE_RUNS; i++) {
+                    run(frames);
+                }
+            }
+        } catch (RuntimeException e) {
+            if (session != null) {
+                closeQuietly(e, this::closeAll);
+            }
+            throw e;
+        } finally {
+            if (cuda) {
+                CUDA_LIFECYCLE.writeLock().unlock();
+            }
+        }
+    }
+
+    /** The session with the custom operators (and, on CUDA, its stream and bound buffers); sets options and domain. */
+    private OrtSession open(byte[] model, Pvn3dSample template) {
         SessionOptions opts = new SessionOptions();
         CustomOpDomain dom = null;
         OrtSession s = null;
@@ -205,7 +245,7 @@ public final class FrameToPose implements AutoCloseable {
                 opts.addExecutionProvider(cuda);
             }
             s = OrtEnvironment.getEnvironment().createSession(model, opts);
-            this.inputs = new ArrayList<>(s.getInputNames());
+            inputs.addAll(s.getInputNames());
             inputs.remove(PoseHeadGraph.MODEL_KPS);
             for (String name : inputs) {
                 PvtFile.Entry e = template.entry(name);
@@ -215,19 +255,25 @@ public final class FrameToPose implements AutoCloseable {
                 }
                 this.template.add(e);
             }
-            this.session = s;
             if (config.provider() == Pvn3dPipeline.Provider.CUDA) {
-                bindDevice();
+                bindDevice(s);
             }
         } catch (RuntimeException e) {
-            closeQuietly(e, s, dom, opts);
+            List<AutoCloseable> partial = new ArrayList<>(owned);
+            java.util.Collections.reverse(partial);
+            partial.add(s);
+            partial.add(dom);
+            partial.add(opts);
+            closeQuietly(e, partial.toArray(AutoCloseable[]::new));
+            owned.clear();
             throw e;
         }
         this.options = opts;
         this.domain = dom;
+        return s;
     }
 
-    private void bindDevice() {
+    private void bindDevice(OrtSession session) {
         int b = config.batch();
         inOffsets = new long[inputs.size()];
         long at = 0;
@@ -333,7 +379,15 @@ public final class FrameToPose implements AutoCloseable {
                 data.add(e.data());
             }
         }
-        return config.provider() == Pvn3dPipeline.Provider.CUDA ? runOnDevice(data, modelKps) : runOnHost(data, modelKps);
+        if (config.provider() != Pvn3dPipeline.Provider.CUDA) {
+            return runOnHost(data, modelKps);
+        }
+        CUDA_LIFECYCLE.readLock().lock();
+        try {
+            return runOnDevice(data, modelKps);
+        } finally {
+            CUDA_LIFECYCLE.readLock().unlock();
+        }
     }
 
     /** One frame: {@code run(List.of(frame)).get(0)} (batch 1 only). */
@@ -435,6 +489,20 @@ public final class FrameToPose implements AutoCloseable {
 
     @Override
     public void close() {
+        boolean cuda = config.provider() == Pvn3dPipeline.Provider.CUDA;
+        if (cuda) {
+            CUDA_LIFECYCLE.writeLock().lock();
+        }
+        try {
+            closeAll();
+        } finally {
+            if (cuda) {
+                CUDA_LIFECYCLE.writeLock().unlock();
+            }
+        }
+    }
+
+    private void closeAll() {
         RuntimeException failure = null;
         // bindings and tensors before the buffers they point into, the session before the stream it computes on
         List<AutoCloseable> order = new ArrayList<>(owned);
@@ -448,6 +516,9 @@ public final class FrameToPose implements AutoCloseable {
             all.add(stream);
         }
         for (AutoCloseable c : all) {
+            if (c == null) {
+                continue;
+            }
             try {
                 c.close();
             } catch (Exception e) {
