@@ -20,6 +20,7 @@ import org.pvn3d.ort.pipeline.FrameToPose.Precision;
 import org.pvn3d.ort.pipeline.IcpRefinement;
 import org.pvn3d.ort.pipeline.IcpRefiner;
 import org.pvn3d.ort.pipeline.Json;
+import org.pvn3d.ort.pipeline.MeanShift;
 import org.pvn3d.ort.pipeline.PoseMetrics;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 import org.pvn3d.ort.pipeline.Pvn3dSample;
@@ -95,6 +96,10 @@ final class FrameToPoseCommand implements Callable<Integer> {
     @Option(names = "--refine", paramLabel = "icp|none", description = "With --eval: refine the voting pose with ICP (default) or not.")
     String refine = "icp";
 
+    @Option(names = "--max-iter", paramLabel = "N", description = "Mean-shift iterations at most (default: 300, PVN3D's); 0 "
+            + "leaves the modes where they start (the pose head's cost without the mean shift, for a breakdown).")
+    int maxIter = 300;
+
     @Option(names = "--json", paramLabel = "FILE", description = "The measurements as a JSON list.")
     Path json;
 
@@ -110,7 +115,7 @@ final class FrameToPoseCommand implements Callable<Integer> {
 
     /** One measurement. */
     record Measurement(String mode, int batch, boolean cudaGraph, int inflight, int calls, int frames, double wallS, double p50,
-            double p99, double framesPerS, double loadMs) {
+            double p99, double framesPerS, double loadMs, int maxIter) {
         Map<String, Object> json() {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("mode", mode);
@@ -124,6 +129,7 @@ final class FrameToPoseCommand implements Callable<Integer> {
             m.put("frames", frames);
             m.put("wall_s", wallS);
             m.put("session_load_ms", loadMs);
+            m.put("max_iter", maxIter);
             return m;
         }
     }
@@ -167,6 +173,7 @@ final class FrameToPoseCommand implements Callable<Integer> {
         }
         CommonOptions.atLeast(spec, "--frames", frames, 1);
         CommonOptions.atLeast(spec, "--warmup", warmup, 0);
+        CommonOptions.atLeast(spec, "--max-iter", maxIter, 0);
         if (model != null && sample == null) {
             throw CommonOptions.usage(spec, "--model needs --sample (the shipped sample belongs to the tiny model)");
         }
@@ -224,7 +231,9 @@ final class FrameToPoseCommand implements Callable<Integer> {
 
     private FrameToPose.Config config(Precision p, boolean graph, int batch) {
         FrameToPose.Config c = common.cuda() ? FrameToPose.Config.cuda(common.device) : FrameToPose.Config.cpu();
-        return c.withPrecision(p).withCudaGraph(graph).withBatch(batch).withThreads(common.threads);
+        MeanShift m = MeanShift.PVN3D;
+        return c.withPrecision(p).withCudaGraph(graph).withBatch(batch).withThreads(common.threads)
+                .withMeanShift(new MeanShift(m.bandwidth(), maxIter, m.centerFilter()));
     }
 
     private List<Pvn3dSample> samples() {
@@ -315,7 +324,8 @@ final class FrameToPoseCommand implements Callable<Integer> {
             double[] sorted = Arrays.stream(ms).flatMapToDouble(Arrays::stream).sorted().toArray();
             int done = sorted.length * b;
             return new Measurement(config.precision().label(), b, config.cudaGraph(), inflight, sorted.length, done, wall,
-                    PoolBenchCommand.percentile(sorted, 0.5), PoolBenchCommand.percentile(sorted, 0.99), done / wall, loadMs);
+                    PoolBenchCommand.percentile(sorted, 0.5), PoolBenchCommand.percentile(sorted, 0.99), done / wall, loadMs,
+                    config.meanShift().maxIter());
         } finally {
             runners.forEach(FrameToPose::close);
         }

@@ -127,6 +127,10 @@ public final class FrameToPose implements AutoCloseable {
             return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, t, downloadMask);
         }
 
+        public Config withMeanShift(MeanShift m) {
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, m, threads, downloadMask);
+        }
+
         public Config withMask(boolean m) {
             return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, m);
         }

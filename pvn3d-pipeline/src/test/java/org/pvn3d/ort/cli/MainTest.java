@@ -289,7 +289,7 @@ class MainTest {
         assertUsage(run("--ep", "tpu"), "--ep takes cpu or cuda, not tpu", "Usage: pvn3d-ort [OPTIONS] [COMMAND]");
         assertUsage(run("--frobnicate"), "Unknown option: '--frobnicate'", "Usage: pvn3d-ort [OPTIONS] [COMMAND]");
         assertUsage(run("--run", "3"), "Unknown options: '--run', '3'", "Possible solutions: --runs");
-        assertUsage(run("frobnicate"), "unknown command 'frobnicate' (the commands: eval, pointnet2, pool-bench, version", "Usage: pvn3d-ort");
+        assertUsage(run("frobnicate"), "unknown command 'frobnicate' (the commands: eval, pointnet2, pool-bench, frame-to-pose, version", "Usage: pvn3d-ort");
         assertUsage(run("--runs", "abc"), "'abc' is not an int", "Usage: pvn3d-ort");
         assertUsage(run("--runs", "0"), "--runs takes a positive integer, not 0", "Usage: pvn3d-ort");
         assertUsage(run("--warmup"), "Missing required parameter for option '--warmup'", "Usage: pvn3d-ort");
