@@ -46,9 +46,10 @@ import org.pvn3d.ort.profile.ProfileSummary;
  * are cores, and several sessions running at once (a pool of CPU pipelines) each fan their PVN3D
  * nodes out over every core. What to do about it:
  * <ul>
- *   <li>a graph of mostly built-in nodes (the PVN3D network): {@code addConfigEntry(
- *       "session.intra_op.allow_spinning", "0")} or {@code OMP_WAIT_POLICY=PASSIVE} (read once, at
- *       load), so that the idle side sleeps;</li>
+ *   <li>a graph that mixes both (the PVN3D network): let one side sleep when idle, ORT's with
+ *       {@code addConfigEntry("session.intra_op.allow_spinning", "0")} (its own nodes then start a
+ *       little later) or OpenMP's with {@code OMP_WAIT_POLICY=PASSIVE} (read once, when the library
+ *       loads); measure which pays on the machine;</li>
  *   <li>several sessions at once: {@link #setCpuThreads} to the cores per session, as their
  *       intra-op threads are;</li>
  *   <li>a graph of mostly PVN3D nodes: one intra-op thread ({@code setIntraOpNumThreads(1)}: ORT
