@@ -12,8 +12,9 @@
  *                                   not throw and must only write disjoint memory (or use atomics).
  *
  * Built with OpenMP when CMake finds it (omp parallel for, dynamic schedule); otherwise with
- * std::thread (one short-lived thread per extra worker). Kernels that need a barrier inside a
- * parallel region (FurthestPointSample's per-step argmax) test PVN3D_HAVE_OPENMP.
+ * std::thread (one short-lived thread per extra worker). parallel_for's ranges may run one after
+ * the other on one thread, so threads that must wait for each other (FurthestPointSample's teams,
+ * which exchange a result every step) use an OpenMP region of their own and test PVN3D_HAVE_OPENMP.
  */
 #ifndef PVN3D_COMMON_THREADS_H
 #define PVN3D_COMMON_THREADS_H

@@ -29,8 +29,10 @@
 extern "C" {
 #endif
 
-/* CPU kernel (host pointers). Parallel over the batch, and over the points within each step when B is
- * smaller than the thread count and N is large (OpenMP builds). */
+/* CPU kernel (host pointers), on pvn3d_get_num_threads() threads. Parallel over the batch: one thread
+ * per element when B >= threads; when B < threads and N is large (>= 8192), all elements at once, each
+ * on a team of threads that splits its points (OpenMP builds). The indices never depend on the thread
+ * count. */
 PVN3D_API pvn3d_status pvn3d_furthest_point_sample_cpu(int64_t B, int64_t N, int64_t npoint, const float* xyz,
                                                         int64_t* idx);
 

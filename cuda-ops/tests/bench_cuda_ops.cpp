@@ -7,6 +7,12 @@
 //   pvn3d_bench_cuda --pose [file]      the pose operators instead: the mean shift and the fused pose
 //                                       solve at PVN3D's sizes (median of 50 after 5 warm-ups), also
 //                                       written to `file`
+//   pvn3d_bench_cuda --cpu [--threads n] [--quick]
+//                                       the CPU kernel of FurthestPointSample instead (no CUDA device
+//                                       needed): wall clock per call at the sizes above and B = 2, 4,
+//                                       median of 5 calls after one warm-up (--quick: of 3), on n
+//                                       threads (pvn3d_set_num_threads; default: the library's default,
+//                                       OMP_NUM_THREADS or all cores)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -327,18 +333,55 @@ int bench_pose(const char* out_path) {
   return 0;
 }
 
+// ---- CPU kernels -------------------------------------------------------------------------------
+
+void bench_fps_cpu(int64_t B, int64_t N, int64_t np, int reps) {
+  Rng rng(1);
+  const auto xyz = testdata::random_cloud(rng, B, N, 0.f, 0.5f);
+  std::vector<int64_t> idx(static_cast<size_t>(B * np));
+  char name[96];
+  std::snprintf(name, sizeof name, "FurthestPointSample CPU B=%lld N=%lld -> %lld", (long long)B, (long long)N,
+                (long long)np);
+  if (!ok(pvn3d_furthest_point_sample_cpu(B, N, np, xyz.data(), idx.data()), name)) return;
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ok(pvn3d_furthest_point_sample_cpu(B, N, np, xyz.data(), idx.data()), name);
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  std::printf("%-58s median %9.2f ms  min %9.2f  max %9.2f  (%d calls, %d threads)\n", name, t[t.size() / 2], t.front(),
+              t.back(), reps, pvn3d_get_num_threads());
+  std::fflush(stdout);
+}
+
+int bench_cpu() {
+  const int reps = g_iters < 100 ? 3 : 5;
+  std::printf("pvn3d_bench_cuda --cpu: libpvn3d_ops %s, CPU kernels, wall clock, %d threads\n", pvn3d_version(),
+              pvn3d_get_num_threads());
+  bench_fps_cpu(1, 12288, 2048, reps);
+  bench_fps_cpu(1, 16384, 4096, reps);
+  bench_fps_cpu(2, 16384, 4096, reps);
+  bench_fps_cpu(4, 16384, 4096, reps);
+  bench_fps_cpu(8, 16384, 4096, reps);
+  return g_failed ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const char* pose_out = nullptr;
-  bool pose = false;
+  bool pose = false, cpu = false;
   for (int a = 1; a < argc; ++a) {
     if (std::strcmp(argv[a], "--quick") == 0) g_iters = 20;
+    if (std::strcmp(argv[a], "--cpu") == 0) cpu = true;
+    if (std::strcmp(argv[a], "--threads") == 0 && a + 1 < argc) pvn3d_set_num_threads(std::atoi(argv[++a]));
     if (std::strcmp(argv[a], "--pose") == 0) {
       pose = true;
       if (a + 1 < argc && argv[a + 1][0] != '-') pose_out = argv[++a];
     }
   }
+  if (cpu) return bench_cpu();
   int count = 0;
   if (!pvn3d_built_with_cuda() || pvn3d_cuda_device_count(&count) != PVN3D_OK || count == 0) {
     std::printf("SKIPPED: no CUDA device\n");

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness.h"
@@ -151,6 +152,88 @@ TEST(fps_errors) {
   CHECK(s == PVN3D_OK, "B = 0 is empty work: %s", pvn3d_last_error());
   s = pvn3d_furthest_point_sample_cpu(INT64_MAX / 2, INT64_MAX / 2, 1, xyz, idx);
   CHECK(s == PVN3D_ERR_INVALID_ARGUMENT && contains(pvn3d_last_error(), "2^63-1"), "overflow: '%s'", pvn3d_last_error());
+}
+
+// Batches on any number of threads: B = 2..8 elements on 1, 2, 3 and 8 threads give the indices of
+// the sequential path (1 thread), which agree with the reference. N = 16500 lets the kernel split an
+// element over a team of up to 4 threads (>= 4096 points each: B = 2 on 8 threads), N = 9000 over 2
+// (B = 2..4 on 8 threads, B = 1 on 2 and 3), so chunk boundaries fall inside the clouds. The clouds
+// sit on a coarse lattice (4^3 positions), so exact ties are everywhere, across chunks too, and once
+// every position is picked all running distances are 0: the picks are then the lowest candidate index.
+// About a quarter of the points are padding (zeros or norms <= 1e-3), point 0 of one element is
+// padding, one element is padding only, and in another only the last chunk holds candidates.
+TEST(fps_batches_on_any_thread_count) {
+  Rng rng(4);
+  for (int64_t N : {9000, 16500}) {
+    const int64_t Bmax = 8, npoint = 80;  // 64 lattice positions, then the all-zero phase
+    std::vector<float> xyz(static_cast<size_t>(Bmax * N * 3));
+    for (int64_t i = 0; i < Bmax * N; ++i) {
+      float* p = &xyz[static_cast<size_t>(3 * i)];
+      const uint64_t r = rng.next() % 8;
+      if (r < 2) {
+        p[0] = p[1] = p[2] = r == 0 ? 0.f : 0.01f;  // padding
+      } else {
+        for (int d = 0; d < 3; ++d) p[d] = 0.125f * static_cast<float>(1 + rng.below(4));
+      }
+    }
+    auto point = [&](int64_t b, int64_t i) { return &xyz[static_cast<size_t>(3 * (b * N + i))]; };
+    point(1, 0)[0] = point(1, 0)[1] = point(1, 0)[2] = 0.f;                       // element 1: point 0 is padding
+    for (int64_t i = 0; i < N; ++i) point(2, i)[0] = point(2, i)[1] = point(2, i)[2] = 0.f;  // element 2: all padding
+    for (int64_t i = 0; i < N - N / 5; ++i) point(3, i)[0] = point(3, i)[1] = point(3, i)[2] = 0.01f;  // 3: tail only
+    // The sequential path (1 thread) on all 8 elements, against the reference; an element's picks do not
+    // depend on the others, so the first B elements' picks are the answer for every B.
+    pvn3d_set_num_threads(1);
+    const auto all = fps(xyz, Bmax, N, npoint);
+    same_values("sequential path vs reference", all, ref::furthest_point_sample(xyz, Bmax, N, npoint));
+    for (int64_t B = 2; B <= Bmax; ++B) {
+      const std::vector<float> cloud(xyz.begin(), xyz.begin() + B * N * 3);
+      const std::vector<int64_t> want(all.begin(), all.begin() + B * npoint);
+      for (int threads : {2, 3, 8}) {
+        pvn3d_set_num_threads(threads);
+        char what[96];
+        std::snprintf(what, sizeof what, "fps B=%lld N=%lld on %d threads", (long long)B, (long long)N, threads);
+        same_values(what, fps(cloud, B, N, npoint), want);
+      }
+      pvn3d_set_num_threads(0);
+    }
+    // One element on 2, 3 and 8 threads: a team of 2 (N = 9000) or up to 4 (N = 16500).
+    const std::vector<float> one(xyz.begin(), xyz.begin() + N * 3);
+    const std::vector<int64_t> want1(all.begin(), all.begin() + npoint);
+    for (int threads : {2, 3, 8}) {
+      pvn3d_set_num_threads(threads);
+      same_values("fps B=1 on a team", fps(one, 1, N, npoint), want1);
+    }
+    pvn3d_set_num_threads(0);
+    // Only the tail of element 3 holds candidates; every lattice point is picked before npoint.
+    const std::vector<float> tail(xyz.begin() + 3 * N * 3, xyz.begin() + 4 * N * 3);
+    pvn3d_set_num_threads(8);
+    const auto got = fps(tail, 1, N, npoint);
+    pvn3d_set_num_threads(0);
+    bool in_tail = true;
+    for (int64_t s = 1; s < npoint; ++s) in_tail &= got[static_cast<size_t>(s)] >= N - N / 5;
+    CHECK(in_tail, "element 3: a pick outside the last fifth (its only candidates)");
+  }
+}
+
+// Two callers at once (the kernel keeps no state between calls; each call brings its own teams).
+TEST(fps_concurrent_callers) {
+  Rng rng(5);
+  const int64_t B = 3, N = 9000, npoint = 100;
+  const auto xyz = testdata::random_cloud(rng, B, N, -0.5f, 0.5f);
+  pvn3d_set_num_threads(1);
+  const auto want = fps(xyz, B, N, npoint);
+  pvn3d_set_num_threads(4);
+  std::vector<int64_t> got[2] = {std::vector<int64_t>(want.size(), -7), std::vector<int64_t>(want.size(), -7)};
+  pvn3d_status st[2];
+  // The harness's counters are not thread-safe: both callers only call the kernel, the checks follow.
+  auto call = [&](int c) { st[c] = pvn3d_furthest_point_sample_cpu(B, N, npoint, xyz.data(), got[c].data()); };
+  std::thread other(call, 1);
+  call(0);
+  other.join();
+  pvn3d_set_num_threads(0);
+  CHECK(st[0] == PVN3D_OK && st[1] == PVN3D_OK, "statuses %s, %s", pvn3d_status_name(st[0]), pvn3d_status_name(st[1]));
+  same_values("caller 0", got[0], want);
+  same_values("caller 1", got[1], want);
 }
 
 // The Stanford bunny with padding rows appended (zeros), as a depth crop would give: the first stage of

@@ -2,6 +2,8 @@ package org.pvn3d.ort.ops;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_cuda_device_count;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_get_num_threads;
+import static org.pvn3d.ort.ffm.ops.Pvn3dOpsCApi.pvn3d_set_num_threads;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -32,6 +34,27 @@ import org.pvn3d.ort.profile.ProfileSummary;
  * The CPU kernels run on ORT's calling thread; the CUDA kernels launch on ORT's compute stream
  * ({@code KernelContext_GetGPUComputeStream}) and never synchronise it (see {@link CudaIndexCheck}
  * for the one thing that can only be known afterwards).
+ *
+ * <p><b>CPU threads.</b> A CPU kernel fans out over libpvn3d_ops's own OpenMP threads, as many as
+ * {@link #cpuThreads()} (by default {@code OMP_NUM_THREADS}, else every core), whatever the session's
+ * {@link SessionOptions#setIntraOpNumThreads intra-op threads} are: those are ORT's pool, a separate
+ * set of threads that ORT's built-in nodes use. ORT runs one node at a time, so the two sets take
+ * turns, but both keep spinning for a while after their work: ORT's pool unless
+ * {@code session.intra_op.allow_spinning} is {@code "0"}, idle OpenMP threads as
+ * {@code OMP_WAIT_POLICY} says (libgomp's default spins, then sleeps). With both at every core, each
+ * hand-over between a built-in node and a PVN3D node runs up to twice as many busy threads as there
+ * are cores, and several sessions running at once (a pool of CPU pipelines) each fan their PVN3D
+ * nodes out over every core. What to do about it:
+ * <ul>
+ *   <li>a graph that mixes both (the PVN3D network): let one side sleep when idle, ORT's with
+ *       {@code addConfigEntry("session.intra_op.allow_spinning", "0")} (its own nodes then start a
+ *       little later) or OpenMP's with {@code OMP_WAIT_POLICY=PASSIVE} (read once, when the library
+ *       loads); measure which pays on the machine;</li>
+ *   <li>several sessions at once: {@link #setCpuThreads} to the cores per session, as their
+ *       intra-op threads are;</li>
+ *   <li>a graph of mostly PVN3D nodes: one intra-op thread ({@code setIntraOpNumThreads(1)}: ORT
+ *       then makes no pool at all) and the kernels on every core.</li>
+ * </ul>
  */
 public final class Pvn3dOps {
     /** The ONNX domain of the operators. */
@@ -94,6 +117,23 @@ public final class Pvn3dOps {
     /** {@link #register(SessionOptions, CudaIndexCheck)} with {@link CudaIndexCheck#DEFERRED}. */
     public static CustomOpDomain register(SessionOptions options) {
         return register(options, CudaIndexCheck.DEFERRED);
+    }
+
+    /**
+     * Sets how many threads the CPU kernels use, for the whole process and every session in it (the
+     * kernels read it at each call): {@code n >= 1} sets it, {@code n <= 0} restores the default,
+     * {@code OMP_NUM_THREADS} or else every core. The results never depend on it. See "CPU threads"
+     * above for when to lower it.
+     */
+    public static void setCpuThreads(int n) {
+        OpsLibrary.load();
+        pvn3d_set_num_threads(n);
+    }
+
+    /** The threads the CPU kernels use now (see {@link #setCpuThreads}). */
+    public static int cpuThreads() {
+        OpsLibrary.load();
+        return pvn3d_get_num_threads();
     }
 
     /** The loaded libpvn3d_ops's version ("MAJOR.MINOR.PATCH"). */

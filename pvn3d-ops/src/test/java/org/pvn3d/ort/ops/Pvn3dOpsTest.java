@@ -181,6 +181,26 @@ class Pvn3dOpsTest {
         }
     }
 
+    /** The kernels' thread count is process-wide, defaults to at least one, and never changes a result. */
+    @Test
+    void cpuThreadsLeaveTheResultsAlone() throws IOException {
+        int defaultThreads = Pvn3dOps.cpuThreads();
+        assertTrue(defaultThreads >= 1, "default threads " + defaultThreads);
+        try (OrtSession s = session("furthest_point_sample.onnx")) {
+            for (int threads : new int[] {1, 3, 8}) {
+                Pvn3dOps.setCpuThreads(threads);
+                assertEquals(threads, Pvn3dOps.cpuThreads());
+                for (int c = 1; c <= 2; c++) {
+                    Map<String, Pvt.Tensor> f = fixture("furthest_point_sample", c);
+                    runAndCompare(s, select(f, List.of("xyz")), select(f, List.of("idx")), threads + " threads, case " + c);
+                }
+            }
+        } finally {
+            Pvn3dOps.setCpuThreads(0);
+        }
+        assertEquals(defaultThreads, Pvn3dOps.cpuThreads(), "0 restores the default");
+    }
+
     // ---- errors at run time: the run fails with a message naming operator, input, value; the session goes on ----
 
     @Test
