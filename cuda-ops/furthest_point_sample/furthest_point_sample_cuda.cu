@@ -457,18 +457,26 @@ ClusterKernel cluster_kernel(int tpl) {
 // Cluster sizes a template may run with: PPT > 16 needs the 128-thread blocks of C = 8 (register
 // budget of __launch_bounds__(128)); the others take 128, 256 or 512 threads.
 bool size_allowed(int tpl, int C) { return kTemplatePpt[tpl] <= 16 || C == kMaxClusterSize; }
-size_t cluster_smem(int tpl, int C) {
+// Dynamic shared memory of a cluster launch: the own-point copy, raised above half of the SM's shared
+// memory so that no SM holds two blocks (blocks of one cluster would otherwise be allowed to share an
+// SM, doubling its work per step). Set once per device (cluster_supported); 0 before that.
+std::atomic<int> g_min_cluster_smem[kMaxDevices];
+size_t own_points_bytes(int tpl, int C) {
   return static_cast<size_t>(3) * kTemplatePpt[tpl] * (kClusterThreads / C) * sizeof(float);
+}
+size_t cluster_smem(int dev, int tpl, int C) {
+  const size_t own = own_points_bytes(tpl, C);
+  const size_t spread = static_cast<size_t>(g_min_cluster_smem[dev].load(std::memory_order_relaxed));
+  return own > spread ? own : spread;
 }
 
 // Per device, computed once: whether the cluster kernels can run (compute capability >= 9.0, cluster
 // launch, and the sm_90 code in this build: a compute_80 PTX JIT-compiled for a newer GPU holds only
 // the __trap() stub), and per (template, size) how many clusters fit on the GPU at once
-// (cudaOccupancyMaxActiveClusters). Stored + 1, 0 = not yet known; concurrent first calls compute the
-// same values.
+// (cudaOccupancyMaxActiveClusters). Concurrent first calls compute the same values.
 struct DeviceClusterInfo {
-  std::atomic<int> supported;                                   // 0 unknown, 1 no, 2 yes
-  std::atomic<int> max_active[kClusterTemplates][4];            // [tpl][log2(C) - 1 ... ] + 1
+  std::atomic<int> supported;                          // 0 not yet known, 1 no, 2 yes
+  std::atomic<int> max_active[kClusterTemplates][3];   // [tpl][size_slot(C)]: count + 1, 0 = not yet known
 };
 DeviceClusterInfo g_cluster_info[kMaxDevices];
 
@@ -480,18 +488,25 @@ bool cluster_supported(int dev) {
   const int known = info.supported.load(std::memory_order_acquire);
   if (known != 0) return known == 2;
   bool ok = false;
-  int major = 0, cluster_launch = 0;
+  int major = 0, cluster_launch = 0, per_sm = 0, optin = 0;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-      cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, dev) == cudaSuccess && major >= 9 &&
+      cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess && major >= 9 &&
       cluster_launch != 0) {
+    // Over half of the SM's shared memory (the static slots and the 1 KB the system reserves per block
+    // count too), within what a block may opt in to.
+    const int spread = per_sm / 2 + 1;
+    g_min_cluster_smem[dev].store(spread <= optin ? spread : 0, std::memory_order_relaxed);
     ok = true;
     for (int tpl = 0; tpl < kClusterTemplates && ok; ++tpl) {
       cudaFuncAttributes fa;
       const ClusterKernel k = cluster_kernel(tpl);
       size_t smem = 0;
       for (int C = 2; C <= kMaxClusterSize; C *= 2)
-        if (size_allowed(tpl, C) && cluster_smem(tpl, C) > smem) smem = cluster_smem(tpl, C);
-      ok = cudaFuncGetAttributes(&fa, k) == cudaSuccess && fa.ptxVersion >= 90 && fa.binaryVersion >= 90 &&
+        if (size_allowed(tpl, C) && cluster_smem(dev, tpl, C) > smem) smem = cluster_smem(dev, tpl, C);
+      ok = smem <= static_cast<size_t>(optin) && cudaFuncGetAttributes(&fa, k) == cudaSuccess && fa.ptxVersion >= 90 &&
+           fa.binaryVersion >= 90 &&
            cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)) == cudaSuccess;
     }
   }
@@ -508,7 +523,7 @@ int max_active_clusters(int dev, int tpl, int C) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(C));
   cfg.blockDim = dim3(static_cast<unsigned>(kClusterThreads / C));
-  cfg.dynamicSmemBytes = cluster_smem(tpl, C);
+  cfg.dynamicSmemBytes = cluster_smem(dev, tpl, C);
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = static_cast<unsigned>(C);
@@ -531,8 +546,8 @@ int cluster_override() {
   return v >= 8 ? 8 : v >= 4 ? 4 : v >= 2 ? 2 : 0;
 }
 
-// The cluster size for this launch, or 0 for the single-block kernels.
-int choose_cluster(int64_t B, int64_t N, int64_t npoint) {
+// The cluster size for this launch (and the device in *dev), or 0 for the single-block kernels.
+int choose_cluster(int64_t B, int64_t N, int64_t npoint, int* device) {
   if (npoint < 2 || N > kClusterMaxN) return 0;
   const int forced = cluster_override();
   if (forced == 0) return 0;
@@ -543,6 +558,7 @@ int choose_cluster(int64_t B, int64_t N, int64_t npoint) {
     return 0;
   }
   if (!cluster_supported(dev)) return 0;
+  *device = dev;
   const int tpl = cluster_template(N);
   const int largest = forced > 0 ? forced : kMaxClusterSize;
   // The largest size whose clusters for the whole batch are resident at once; else, when no single
@@ -555,12 +571,13 @@ int choose_cluster(int64_t B, int64_t N, int64_t npoint) {
   return 0;
 }
 
-pvn3d_status launch_cluster(int C, int64_t B, int N, int npoint, const float* xyz, int64_t* idx, cudaStream_t stream) {
+pvn3d_status launch_cluster(int dev, int C, int64_t B, int N, int npoint, const float* xyz, int64_t* idx,
+                            cudaStream_t stream) {
   const int tpl = cluster_template(N);
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(B * C));
   cfg.blockDim = dim3(static_cast<unsigned>(kClusterThreads / C));
-  cfg.dynamicSmemBytes = cluster_smem(tpl, C);
+  cfg.dynamicSmemBytes = cluster_smem(dev, tpl, C);
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -601,9 +618,10 @@ extern "C" pvn3d_status pvn3d_furthest_point_sample_cuda(int64_t B, int64_t N, i
   pvn3d::cuda::clear_stale_error();
   const cudaStream_t s = pvn3d::cuda::as_stream(stream);
   const int n = static_cast<int>(N), np = static_cast<int>(npoint);
-  const int cluster = B <= INT32_MAX / kMaxClusterSize ? choose_cluster(B, N, npoint) : 0;
+  int dev = 0;
+  const int cluster = B <= INT32_MAX / kMaxClusterSize ? choose_cluster(B, N, npoint, &dev) : 0;
   if (cluster > 0) {
-    PVN3D_TRY(launch_cluster(cluster, B, n, np, xyz, idx, s));
+    PVN3D_TRY(launch_cluster(dev, cluster, B, n, np, xyz, idx, s));
     return pvn3d::cuda::check_launch(kOp);
   }
   const int64_t ppt = (N + kMaxThreads - 1) / kMaxThreads;
