@@ -90,14 +90,17 @@ __global__ void __launch_bounds__(kStagedThreads, 2)
         const float* row = staged + k * N;
         float* o = out + (b * C + c0 + k) * P + p;
         if (V == 4) {
+          // Branch-free: a bad position reads row[0] (in bounds) and gives 0.
+          const float x = row[at[0]], y = row[at[V > 1 ? 1 : 0]], z = row[at[V > 2 ? 2 : 0]], w = row[at[V > 3 ? 3 : 0]];
           float4 r;
-          r.x = ok[0] ? row[at[0]] : 0.f;
-          r.y = ok[V > 1 ? 1 : 0] ? row[at[V > 1 ? 1 : 0]] : 0.f;
-          r.z = ok[V > 2 ? 2 : 0] ? row[at[V > 2 ? 2 : 0]] : 0.f;
-          r.w = ok[V > 3 ? 3 : 0] ? row[at[V > 3 ? 3 : 0]] : 0.f;
-          *reinterpret_cast<float4*>(o) = r;
+          r.x = ok[0] ? x : 0.f;
+          r.y = ok[V > 1 ? 1 : 0] ? y : 0.f;
+          r.z = ok[V > 2 ? 2 : 0] ? z : 0.f;
+          r.w = ok[V > 3 ? 3 : 0] ? w : 0.f;
+          __stcs(reinterpret_cast<float4*>(o), r);  // streaming: the output is not read back here
         } else {
-          *o = ok[0] ? row[at[0]] : 0.f;
+          const float x = row[at[0]];
+          *o = ok[0] ? x : 0.f;
         }
       }
     }
@@ -148,7 +151,7 @@ DeviceSmem device_smem() {
   return d;
 }
 
-RowsPlan plan_rows(int64_t B, int64_t C, int64_t len, int64_t P, int64_t min_p_per_block) {
+RowsPlan plan_rows(int64_t B, int64_t C, int64_t len, int64_t P, int64_t min_p_per_block, double index_cost) {
   RowsPlan plan;
   const DeviceSmem d = device_smem();
   if (d.sms < 1 || B < 1 || C < 1 || len < 1 || P < 1 || P > (int64_t{1} << 30)) return plan;
@@ -157,24 +160,53 @@ RowsPlan plan_rows(int64_t B, int64_t C, int64_t len, int64_t P, int64_t min_p_p
   if (budget > d.per_block_optin) budget = d.per_block_optin;
   const int64_t row_bytes = len * static_cast<int64_t>(sizeof(float));
   if (budget < row_bytes) return plan;
-  int64_t rows = budget / row_bytes;
-  if (rows > C) rows = C;
-  const int64_t chunks = (C + rows - 1) / rows;
-  rows = (C + chunks - 1) / chunks;  // the same number of rows in every chunk (but the last)
-  const int64_t items = B * chunks;
-  const int64_t target_blocks = 4 * static_cast<int64_t>(d.sms);
-  int64_t split = (target_blocks + items - 1) / items;
+  int64_t rows_max = budget / row_bytes;
+  if (rows_max > C) rows_max = C;
+  const int64_t slots = 2 * static_cast<int64_t>(d.sms);
   const int64_t min_p = min_p_per_block > 4 ? min_p_per_block : 4;
   const int64_t max_split = P / min_p > 1 ? P / min_p : 1;
-  if (split > max_split) split = max_split;
-  if (split < 1) split = 1;
-  int64_t per = (P + split - 1) / split;
-  per = (per + 3) / 4 * 4;
-  plan.rows = static_cast<int>(rows);
-  plan.p_per_block = per;
-  plan.gx = static_cast<unsigned>((P + per - 1) / per);
-  plan.gy = static_cast<unsigned>(items < 65535 ? items : 65535);
-  plan.smem_bytes = static_cast<size_t>(rows * row_bytes);
+  // Cost of a launch, in float-sized units moved by one block times the waves of blocks: a block writes
+  // rows*J floats, stages rows*len (from L2, counted half) and reads index_cost units per position.
+  // Candidates: every distinct number of rows per chunk from the most that fit down (at most 64 of
+  // them), and splits of P around the one that gives about four blocks per SM.
+  double best = -1;
+  const int64_t chunks_min = (C + rows_max - 1) / rows_max;
+  int64_t tried = 0;
+  for (int64_t rows_try = rows_max; rows_try >= 1 && tried < 64; --rows_try) {
+    const int64_t chunks = (C + rows_try - 1) / rows_try;
+    const int64_t rows = (C + chunks - 1) / chunks;  // the same rows in every chunk (but the last)
+    if (rows != rows_try) continue;  // the same chunk count as a larger rows_try
+    ++tried;
+    const int64_t items = B * chunks;
+    const int64_t s0 = (2 * slots + items - 1) / items;
+    int64_t lo = s0 / 2 > 1 ? s0 / 2 : 1;
+    if (lo > max_split) lo = max_split;
+    for (int64_t split = lo; split <= 2 * s0 + 2 && split <= max_split; ++split) {
+      const int64_t per = ((P + split - 1) / split + 3) / 4 * 4;
+      const int64_t blocks = items * ((P + per - 1) / per);
+      const int64_t waves = (blocks + slots - 1) / slots;
+      const double cost = static_cast<double>(waves) *
+                          (static_cast<double>(rows) * (static_cast<double>(per) + 0.5 * static_cast<double>(len)) +
+                           index_cost * static_cast<double>(per));
+      if (best < 0 || cost < best * 0.999) {
+        best = cost;
+        plan.rows = static_cast<int>(rows);
+        plan.p_per_block = per;
+        plan.gx = static_cast<unsigned>((P + per - 1) / per);
+        plan.gy = static_cast<unsigned>(items < 65535 ? items : 65535);
+        plan.smem_bytes = static_cast<size_t>(rows * row_bytes);
+      }
+    }
+  }
+  if (best < 0) {  // no split in range (P small): one block per (b, chunk) of the most rows
+    const int64_t rows = (C + chunks_min - 1) / chunks_min;
+    const int64_t items = B * chunks_min;
+    plan.rows = static_cast<int>(rows);
+    plan.p_per_block = (P + 3) / 4 * 4;
+    plan.gx = 1;
+    plan.gy = static_cast<unsigned>(items < 65535 ? items : 65535);
+    plan.smem_bytes = static_cast<size_t>(rows * row_bytes);
+  }
   return plan;
 }
 
@@ -191,7 +223,7 @@ pvn3d_status gather_rows_cuda(const char* op, const float* features, const int64
   }
   // Staged when a block's rows are repaid by the positions it serves (N <= 4 P: a direct 4-byte
   // gather moves a 32-byte sector per output, staging moves N/P bytes per output byte, coalesced).
-  const RowsPlan plan = N <= 4 * P ? plan_rows(B, C, N, P, N / 4 > 512 ? N / 4 : 512) : RowsPlan{};
+  const RowsPlan plan = N <= 4 * P ? plan_rows(B, C, N, P, N / 4 > 512 ? N / 4 : 512, 1.0) : RowsPlan{};
   if (plan.rows > 0) {
     const bool vec = P % 4 == 0 && aligned16(idx) && aligned16(out);
     const auto kernel = vec ? gather_staged_kernel<4> : gather_staged_kernel<1>;

@@ -19,9 +19,9 @@
  *    not fit in shared memory.
  *
  * plan_rows (also used by ThreeInterpolate) sizes the staged launch for the current device: 512-thread
- * blocks, two per SM (so one block's staging overlaps the other's gathers), as many rows as fit in half
- * an SM's shared memory, and enough blocks (splitting the target positions) for about four blocks per
- * SM, without letting a block stage more than its positions repay.
+ * blocks, two per SM (so one block's staging overlaps the other's gathers), up to as many rows as fit in
+ * half an SM's shared memory, and the target positions split so that the blocks fill whole waves,
+ * without letting a block stage more than its positions repay.
  */
 #ifndef PVN3D_COMMON_GATHER_CUDA_CUH
 #define PVN3D_COMMON_GATHER_CUDA_CUH
@@ -61,10 +61,12 @@ DeviceSmem device_smem();
 constexpr int kMaxDeviceFlags = 64;
 pvn3d_status allow_max_smem(const char* op, const void* kernel, std::atomic<int>* per_device_flags);
 
-/* Plan for out[B, C, P] from rows of `len` floats (features [B, C, len]); min_p_per_block bounds the
- * split of P (a block stages rows*len floats, so it should serve at least a comparable number of
+/* Plan for out[B, C, P] from rows of `len` floats (features [B, C, len]): the rows per chunk and the
+ * split of P that minimise (waves of blocks) x (a block's output + half its staged floats + index_cost
+ * per position: the index/weight floats read per position, L2 hits counted half). min_p_per_block
+ * bounds the split (a block stages rows*len floats, so it should serve a comparable number of
  * positions per row). */
-RowsPlan plan_rows(int64_t B, int64_t C, int64_t len, int64_t P, int64_t min_p_per_block);
+RowsPlan plan_rows(int64_t B, int64_t C, int64_t len, int64_t P, int64_t min_p_per_block, double index_cost);
 
 /* Issues the copy of `count` floats from src to shared memory dst (all threads of the block take part;
  * cp.async 16-byte copies when src and dst are 16-byte aligned, else plain loads and stores). Follow

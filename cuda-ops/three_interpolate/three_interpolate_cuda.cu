@@ -138,10 +138,14 @@ __global__ void __launch_bounds__(cuda::kStagedThreads, 2)
         float* o = out + (b * C + c0 + k) * n + j;
         float r[V];
 #pragma unroll
-        for (int e = 0; e < V; ++e)
-          r[e] = ok[e] ? interp(row, at[3 * e], at[3 * e + 1], at[3 * e + 2], w[3 * e], w[3 * e + 1], w[3 * e + 2]) : 0.f;
+        for (int e = 0; e < V; ++e) {  // branch-free: a bad point reads row[0] (in bounds) and gives 0
+          const float v = interp(row, at[3 * e], at[3 * e + 1], at[3 * e + 2], w[3 * e], w[3 * e + 1], w[3 * e + 2]);
+          r[e] = ok[e] ? v : 0.f;
+        }
         if (V == 4) {
-          *reinterpret_cast<float4*>(o) = make_float4(r[0], r[V > 1 ? 1 : 0], r[V > 2 ? 2 : 0], r[V > 3 ? 3 : 0]);
+          // One 16-byte store (a plain float4 assignment was split into four 4-byte stores here), streaming:
+          // the output is not read back by this kernel.
+          __stcs(reinterpret_cast<float4*>(o), make_float4(r[0], r[V > 1 ? 1 : 0], r[V > 2 ? 2 : 0], r[V > 3 ? 3 : 0]));
         } else {
           *o = r[0];
         }
@@ -173,8 +177,8 @@ extern "C" pvn3d_status pvn3d_three_interpolate_cuda(int64_t B, int64_t C, int64
   const cudaStream_t s = pvn3d::cuda::as_stream(stream);
   PVN3D_TRY(pvn3d::cuda::index_error_begin(kOp, index_error, s));
   // A block stages rows*m floats; it should serve at least m/2 points so that the staging costs at most
-  // twice its output.
-  const pvn3d::cuda::RowsPlan plan = pvn3d::cuda::plan_rows(B, C, m, n, m / 2 > 512 ? m / 2 : 512);
+  // twice its output. Per point it reads 3 indices and 3 weights (9 float-sized units, L2 hits: 4.5).
+  const pvn3d::cuda::RowsPlan plan = pvn3d::cuda::plan_rows(B, C, m, n, m / 2 > 512 ? m / 2 : 512, 4.5);
   if (plan.rows > 0) {
     const bool vec = n % 4 == 0 && aligned16(idx) && aligned16(weight) && aligned16(out);
     const auto kernel = vec ? three_interpolate_staged_kernel<4> : three_interpolate_staged_kernel<1>;
