@@ -141,6 +141,7 @@ TEST(three_interpolate_cuda_equals_cpu) {
                         Size{3, 50, 999, 2000, 1, "interpolate staged, m odd, misaligned"},
                         Size{2, 40, 512, 8, 0, "interpolate staged, n = 8"},
                         Size{1, 3, 64, 3, 0, "interpolate staged, n = 3"}}) {
+    if (testenv::small() && z.B * z.C * z.n > (1 << 20)) continue;  // racecheck: the smaller shapes cover the kernel
     compare_interp(testdata::random_floats(rng, z.B * z.C * z.m, -1, 1), testdata::random_indices(rng, z.B * z.n * 3, z.m),
                    testdata::random_weights(rng, z.B, z.n), z.B, z.C, z.m, z.n, z.what, z.shift);
   }
