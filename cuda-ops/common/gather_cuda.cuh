@@ -1,13 +1,32 @@
 /*
- * The shared kernel of GatherPoints and GroupPoints on CUDA (internal; .cu files only):
- *   out[b, c, p] = features[b, c, idx[b, p]]  (0 where idx[b, p] is outside [0, N): reported
- *   through index_error at flat position b*P + p, see index_check.h).
- * grid.x covers p (one thread per p, so idx reads and out writes are coalesced), grid.y covers
- * (b, chunk of kChannels channels): each thread reads its index once and issues kChannels
- * independent loads before its stores.
+ * The shared gather machinery of GatherPoints, GroupPoints and ThreeInterpolate on CUDA (internal; .cu
+ * files only).
+ *
+ *   out[b, c, p] = features[b, c, idx[b, p]]  (0 where idx[b, p] is outside [0, N): reported through
+ *   index_error at flat position b*P + p, see index_check.h).
+ *
+ * Two kernels for that gather (gather_rows_cuda picks one):
+ *  - staged: a block copies `rows` whole feature rows of one batch element (rows*N floats, contiguous)
+ *    into shared memory with cp.async (16-byte copies, all in flight at once) and serves a range of
+ *    target positions from there. Each thread owns a group of 4 consecutive positions (one 16-byte
+ *    index pair load, one float4 store per row) and a subset of the rows, so every global access is
+ *    coalesced and vectorised; only the shared-memory reads are random. Used when a block's staged
+ *    rows are not much larger than what it writes (N <= 4 * P): a direct 4-byte gather moves a whole
+ *    32-byte sector per output.
+ *  - direct: grid.x covers p (one thread per p, so idx reads and out writes are coalesced), grid.y
+ *    covers (b, chunk of kGatherChannels channels): each thread reads its index once and issues
+ *    kGatherChannels independent loads before its stores. For N much larger than P, or rows that do
+ *    not fit in shared memory.
+ *
+ * plan_rows (also used by ThreeInterpolate) sizes the staged launch for the current device: 512-thread
+ * blocks, two per SM (so one block's staging overlaps the other's gathers), up to as many rows as fit in
+ * half an SM's shared memory, and the target positions split so that the blocks fill whole waves,
+ * without letting a block stage more than its positions repay.
  */
 #ifndef PVN3D_COMMON_GATHER_CUDA_CUH
 #define PVN3D_COMMON_GATHER_CUDA_CUH
+
+#include <atomic>
 
 #include "cuda_utils.cuh"
 #include "index_check_cuda.cuh"
@@ -17,48 +36,60 @@ namespace cuda {
 
 constexpr int kGatherThreads = 256;
 constexpr int kGatherChannels = 8;
+constexpr int kStagedThreads = 512;
 
-/* How a staged gather (rows of the source staged in shared memory, then gathered from there) splits
- * out[B, C, P] from src[B, C, N]: each block stages `rows` rows of N floats (at most budget_bytes of
- * shared memory) and serves p_per_block target positions; grid gx x gy. rows == 0: a row does not
- * fit, use a direct kernel. Used by ThreeInterpolate (three gathers per output repay the staging;
- * for Gather/Group's one gather per output the direct kernel measured faster on the H200). */
-struct StagedPlan {
+/* A staged launch: each block stages `rows` rows of `len` floats (smem_bytes of dynamic shared memory)
+ * for one (b, chunk of rows) of grid.y and serves target positions [blockIdx.x * p_per_block, ...) of
+ * it. rows == 0: no row fits, use a direct kernel. */
+struct RowsPlan {
   int rows = 0;
-  int64_t p_per_block = 0;
+  int64_t p_per_block = 0;  // a multiple of 4
   unsigned gx = 0, gy = 0;
   size_t smem_bytes = 0;
 };
 
-inline StagedPlan plan_staged(int64_t B, int64_t C, int64_t N, int64_t P, int64_t budget_bytes) {
-  const int64_t kBudgetFloats = budget_bytes / 4;
-  constexpr int64_t kMaxRows = 16;
-  constexpr int64_t kTargetBlocks = 132 * 8;  // a few waves on the largest target GPU
-  constexpr int64_t kMinPerBlock = 1024;      // keeps the staging cost small against the output
-  StagedPlan plan;
-  if (N < 1 || N > kBudgetFloats || C < 1) return plan;
-  int64_t rows = kBudgetFloats / N;
-  if (rows > kMaxRows) rows = kMaxRows;
-  if (rows > C) rows = C;
-  const int64_t chunks = B * ((C + rows - 1) / rows);
-  int64_t split = (kTargetBlocks + chunks - 1) / chunks;
-  const int64_t max_split = P / kMinPerBlock > 1 ? P / kMinPerBlock : 1;
-  if (split > max_split) split = max_split;
-  if (split < 1) split = 1;
-  plan.p_per_block = (P + split - 1) / split;
-  plan.gx = static_cast<unsigned>((P + plan.p_per_block - 1) / plan.p_per_block);
-  plan.gy = static_cast<unsigned>(chunks < 65535 ? chunks : 65535);
-  plan.rows = static_cast<int>(rows);
-  plan.smem_bytes = static_cast<size_t>(rows * N) * sizeof(float);
-  return plan;
+/* The device's SM count, shared memory per SM and the opt-in maximum per block (cached per device). */
+struct DeviceSmem {
+  int sms = 0;
+  int64_t per_sm = 0;
+  int64_t per_block_optin = 0;
+};
+DeviceSmem device_smem();
+
+/* Sets the kernel's MaxDynamicSharedMemorySize to the device's opt-in maximum, once per device
+ * (per_device_flags: kMaxDeviceFlags zero-initialised flags owned by the caller, one set per kernel). */
+constexpr int kMaxDeviceFlags = 64;
+pvn3d_status allow_max_smem(const char* op, const void* kernel, std::atomic<int>* per_device_flags);
+
+/* Plan for out[B, C, P] from rows of `len` floats (features [B, C, len]): the rows per chunk and the
+ * split of P that minimise (waves of blocks) x (a block's output + half its staged floats + index_cost
+ * per position: the index/weight floats read per position, L2 hits counted half). min_p_per_block
+ * bounds the split (a block stages rows*len floats, so it should serve a comparable number of
+ * positions per row). */
+RowsPlan plan_rows(int64_t B, int64_t C, int64_t len, int64_t P, int64_t min_p_per_block, double index_cost);
+
+/* Issues the copy of `count` floats from src to shared memory dst (all threads of the block take part;
+ * cp.async 16-byte copies when src and dst are 16-byte aligned, else plain loads and stores). Follow
+ * with stage_rows_wait() and __syncthreads() before reading dst. */
+__device__ __forceinline__ void stage_rows_issue(float* dst, const float* __restrict__ src, int count) {
+  const bool aligned = ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15u) == 0;
+  if (aligned) {
+    const int vec = count >> 2;
+    const uint32_t d0 = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+    for (int t = threadIdx.x; t < vec; t += blockDim.x)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d0 + 16u * static_cast<uint32_t>(t)),
+                   "l"(__cvta_generic_to_global(src + 4 * static_cast<int64_t>(t)))
+                   : "memory");
+    for (int t = (vec << 2) + threadIdx.x; t < count; t += blockDim.x) dst[t] = __ldg(src + t);
+  } else {
+#pragma unroll 8
+    for (int t = threadIdx.x; t < count; t += blockDim.x) dst[t] = __ldg(src + t);
+  }
 }
+__device__ __forceinline__ void stage_rows_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
-__global__ void __launch_bounds__(kGatherThreads)
-    gather_rows_kernel(const float* __restrict__ features, const int64_t* __restrict__ idx, int64_t B, int64_t C,
-                       int64_t N, int64_t P, float* __restrict__ out, int64_t* index_error);
-
-/* Launches gather_rows_kernel on `stream` with the index-error protocol around it (index_error may
- * be NULL). Sizes must be validated and the work non-empty. */
+/* Launches the staged or the direct kernel on `stream` with the index-error protocol around it
+ * (index_error may be NULL). Sizes must be validated and the work non-empty. */
 pvn3d_status gather_rows_cuda(const char* op, const float* features, const int64_t* idx, int64_t B, int64_t C,
                               int64_t N, int64_t P, float* out, int64_t* index_error, cudaStream_t stream);
 

@@ -41,7 +41,11 @@ PVN3D_API pvn3d_status pvn3d_furthest_point_sample_cpu(int64_t B, int64_t N, int
  * running distances. 0 for invalid sizes and in CPU-only builds. */
 PVN3D_API size_t pvn3d_furthest_point_sample_cuda_workspace_bytes(int64_t B, int64_t N, int64_t npoint);
 
-/* CUDA launcher (device pointers; one thread block of up to 1024 threads per batch element). workspace: device memory of
+/* CUDA launcher (device pointers). On sm_90 and later, 4096 < N <= 32768: one thread-block cluster of 8, 4
+ * or 2 blocks (1024 threads in all, one block per SM) per batch element; otherwise one thread block of up
+ * to 1024 threads per batch element. The environment variable PVN3D_FPS_CLUSTER, read at every launch,
+ * overrides the choice for tests and tuning: "0" never uses clusters, "2", "4" or "8" uses clusters of
+ * at most that size at every N <= 32768 where the device allows them. workspace: device memory of
  * at least the bytes above (may be NULL when that is 0); its contents need no initialisation and are
  * garbage afterwards. Runs on `stream` (cudaStream_t, NULL = legacy default) and does not sync. */
 PVN3D_API pvn3d_status pvn3d_furthest_point_sample_cuda(int64_t B, int64_t N, int64_t npoint, const float* xyz,

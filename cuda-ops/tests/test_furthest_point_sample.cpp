@@ -6,6 +6,8 @@
 //   pvn3d_test_furthest_point_sample [--bunny <bunny_positions.txt>]   (support/test_env.h)
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -283,6 +285,84 @@ TEST(fps_cuda_padding_and_ties) {
   std::vector<float> dup;
   for (int i = 0; i < 3000; ++i) dup.insert(dup.end(), {(i % 3) ? 1.f : 2.f, 1.f, (i % 5) ? 1.f : 0.5f});
   compare_fps(dup, 1, 3000, 50, "fps many duplicates");
+}
+
+// The launcher's choice of kernel, forced through PVN3D_FPS_CLUSTER (read at every launch): "0" the
+// single-block kernels at every N, "2"/"4"/"8" the thread-block-cluster kernel (sm_90) with at most that
+// many blocks at every N <= 32768 (on an older GPU the launcher falls back to a single block, and the
+// comparison still holds). Covers: every cluster template (4..32 points per thread), N not a multiple
+// of 1024 or of the block size, npoint = 1, npoint = N, B > 1 (several clusters), padding, ties across
+// warps and blocks (a lattice with duplicates), a cloud whose only candidates are padding.
+namespace {
+
+struct EnvGuard {
+  explicit EnvGuard(const char* v) {
+    if (v) setenv("PVN3D_FPS_CLUSTER", v, 1);
+    else unsetenv("PVN3D_FPS_CLUSTER");
+  }
+  ~EnvGuard() { unsetenv("PVN3D_FPS_CLUSTER"); }
+};
+
+std::vector<float> lattice_cloud(int64_t B, int64_t N) {  // many exactly equal distances, duplicates
+  std::vector<float> xyz(static_cast<size_t>(B * N * 3));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < N; ++i) {
+      const int64_t j = (i * 7 + b) % 97;  // every point repeats about N/97 times
+      float* q = &xyz[static_cast<size_t>((b * N + i) * 3)];
+      q[0] = 0.25f * static_cast<float>(j % 5);
+      q[1] = 0.25f * static_cast<float>((j / 5) % 4) + 0.5f;
+      q[2] = 0.125f * static_cast<float>(j / 20) + 0.5f;
+    }
+  return xyz;
+}
+
+}  // namespace
+
+TEST(fps_cuda_every_kernel_choice) {
+  REQUIRE_CUDA();
+  struct Size { int64_t B, N, npoint; };
+  const Size sizes[] = {{1, 5, 5},       {2, 1000, 1000}, {1, 3000, 1},    {3, 4097, 333},  {1, 8191, 1200},
+                        {1, 12288, 2048}, {2, 12289, 500}, {1, 16384, 4096}, {8, 16384, 300}, {1, 16385, 300},
+                        {2, 24576, 257},  {1, 30001, 400}, {1, 32768, 200},  {1, 33000, 64}};
+  // PVN3D_TEST_SMALL (compute-sanitizer racecheck): every kernel and size still runs, with at most 64
+  // picks.
+  const int64_t max_picks = testenv::small() ? 64 : INT64_MAX;
+  for (const char* mode : {"0", "2", "4", "8", static_cast<const char*>(nullptr)}) {
+    EnvGuard env(mode);
+    Rng rng(303);
+    for (Size z : sizes) {
+      z.npoint = std::min(z.npoint, max_picks);
+      const auto xyz = testdata::random_cloud(rng, z.B, z.N, 0.f, 0.5f);
+      char what[128];
+      std::snprintf(what, sizeof what, "fps PVN3D_FPS_CLUSTER=%s B=%lld N=%lld npoint=%lld", mode ? mode : "(unset)",
+                    (long long)z.B, (long long)z.N, (long long)z.npoint);
+      compare_fps(xyz, z.B, z.N, z.npoint, what);
+    }
+    // Ties everywhere (equal distances in different warps and blocks; duplicates of picked points).
+    for (Size z : {Size{1, 12288, 150}, Size{2, 9000, 120}, Size{1, 20000, 100}}) {
+      z.npoint = std::min(z.npoint, max_picks);
+      char what[128];
+      std::snprintf(what, sizeof what, "fps lattice PVN3D_FPS_CLUSTER=%s B=%lld N=%lld", mode ? mode : "(unset)",
+                    (long long)z.B, (long long)z.N);
+      compare_fps(lattice_cloud(z.B, z.N), z.B, z.N, z.npoint, what);
+    }
+    // Padding: a third of the points at (almost) the origin, and the first point among them.
+    {
+      const int64_t B = 2, N = 14000;
+      auto xyz = testdata::random_cloud(rng, B, N, -0.5f, 0.5f);
+      for (int64_t i = 0; i < B * N; ++i)
+        if (i % N == 0 || rng.next() % 3 == 0) xyz[3 * i] = xyz[3 * i + 1] = xyz[3 * i + 2] = (i % 2) ? 0.f : 0.01f;
+      compare_fps(xyz, B, N, std::min<int64_t>(900, max_picks), mode ? "fps padding (forced mode)" : "fps padding (auto)");
+    }
+    // Only padding, and padding but for one point: every pick after the first is 0, or that point.
+    {
+      const int64_t N = 9000;
+      std::vector<float> xyz(static_cast<size_t>(3 * N), 0.f);
+      compare_fps(xyz, 1, N, 40, "fps all padding (cluster sizes)");
+      xyz[3 * 7001] = 0.3f;
+      compare_fps(xyz, 1, N, 40, "fps one candidate (cluster sizes)");
+    }
+  }
 }
 
 TEST(fps_cuda_errors) {

@@ -28,18 +28,25 @@ using testenv::single_and_default_threads;
 
 namespace {
 
+// shift > 0: every device pointer sits `shift` elements past a 256-byte boundary (not 16-byte aligned).
 void compare_gather(const std::vector<float>& f, const std::vector<int64_t>& idx, int64_t B, int64_t C, int64_t N,
-                    int64_t M, const char* what) {
+                    int64_t M, const char* what, size_t shift = 0) {
   std::vector<float> want(static_cast<size_t>(B * C * M));
   ok(pvn3d_gather_points_cpu(B, C, N, M, f.data(), idx.data(), want.data()), "gather cpu");
-  Dev<float> df(f), dout(want.size());
-  Dev<int64_t> di(idx);
+  std::vector<float> fs(shift, 0.f);
+  std::vector<int64_t> is(shift, 0);
+  fs.insert(fs.end(), f.begin(), f.end());
+  is.insert(is.end(), idx.begin(), idx.end());
+  Dev<float> df(fs), dout(want.size() + shift);
+  Dev<int64_t> di(is);
   IndexError err;
-  ok(pvn3d_gather_points_cuda(B, C, N, M, df.p, di.p, dout.p, err.dev.p, testenv::stream()), what);
+  ok(pvn3d_gather_points_cuda(B, C, N, M, df.p + shift, di.p + shift, dout.p + shift, err.dev.p, testenv::stream()), what);
   err.read();
   CHECK(err.host[0] == -1 && err.host[1] == -1, "%s: index_error {%lld, %lld} on good input", what,
         (long long)err.host[0], (long long)err.host[1]);
-  close_values(what, dout.get(), want, kRel);
+  auto got = dout.get();
+  got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shift));
+  same_values(what, got, want);
 }
 
 }  // namespace
@@ -137,6 +144,16 @@ TEST(gather_points_cuda_equals_cpu) {
     const int64_t B = 1, C = 300, N = 64, M = 5000;  // many short rows
     compare_gather(testdata::random_floats(rng, B * C * N, -1, 1), testdata::random_indices(rng, B * M, N), B, C, N, M,
                    "gather, many short rows");
+  }
+  // The staged kernel's variants (N <= 4 M): 4 positions a thread, several chunks (the benchmark's
+  // shape with B = 2, C = 64); one position a thread (M odd; misaligned pointers, plain-load staging);
+  // fewer units than threads (threads share a unit's rows).
+  struct Size { int64_t B, C, N, M; size_t shift; const char* what; };
+  for (const Size& z : {Size{2, 64, 4096, 1024, 0, "gather staged, float4"}, Size{3, 33, 2000, 999, 0, "gather staged, M odd"},
+                        Size{2, 17, 1001, 1000, 1, "gather staged, misaligned"}, Size{2, 70, 30, 8, 0, "gather staged, M = 8"},
+                        Size{1, 5, 3, 1, 0, "gather staged, M = 1"}}) {
+    compare_gather(testdata::random_floats(rng, z.B * z.C * z.N, -1, 1), testdata::random_indices(rng, z.B * z.M, z.N), z.B,
+                   z.C, z.N, z.M, z.what, z.shift);
   }
 }
 

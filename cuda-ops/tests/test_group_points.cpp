@@ -100,6 +100,18 @@ TEST(group_points_cuda_equals_cpu) {
     compare_group(testdata::random_floats(rng, B * C * N, -1, 1), testdata::random_indices(rng, B * M * S, N), B, C, N, M,
                   S, "group");
   }
+  // The staged kernel at the benchmark's shape with B = 2, C = 64 (4 positions a thread, many chunks and
+  // position ranges), and with M*S odd (one position a thread).
+  if (!testenv::small()) {  // racecheck (PVN3D_TEST_SMALL): the case below covers the same kernel
+    const int64_t B = 2, C = 64, N = 1024, M = 512, S = 32;
+    compare_group(testdata::random_floats(rng, B * C * N, -1, 1), testdata::random_indices(rng, B * M * S, N), B, C, N, M,
+                  S, "group staged, float4");
+  }
+  {
+    const int64_t B = 3, C = 20, N = 777, M = 101, S = 9;
+    compare_group(testdata::random_floats(rng, B * C * N, -1, 1), testdata::random_indices(rng, B * M * S, N), B, C, N, M,
+                  S, "group staged, M*S odd");
+  }
 }
 
 // The report through MAPPED pinned memory (no copy): read after the stream sync.

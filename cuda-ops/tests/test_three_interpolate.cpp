@@ -27,17 +27,27 @@ using testenv::single_and_default_threads;
 
 namespace {
 
+// shift > 0: every device pointer sits `shift` elements past a 256-byte boundary (not 16-byte aligned:
+// the scalar variants of the staged kernel).
 void compare_interp(const std::vector<float>& f, const std::vector<int64_t>& idx, const std::vector<float>& w, int64_t B,
-                    int64_t C, int64_t m, int64_t n, const char* what) {
+                    int64_t C, int64_t m, int64_t n, const char* what, size_t shift = 0) {
   std::vector<float> want(static_cast<size_t>(B * C * n));
   ok(pvn3d_three_interpolate_cpu(B, C, m, n, f.data(), idx.data(), w.data(), want.data()), "interp cpu");
-  Dev<float> df(f), dw(w), dout(want.size());
-  Dev<int64_t> di(idx);
+  std::vector<float> fs(shift, 0.f), ws(shift, 0.f);
+  std::vector<int64_t> is(shift, 0);
+  fs.insert(fs.end(), f.begin(), f.end());
+  ws.insert(ws.end(), w.begin(), w.end());
+  is.insert(is.end(), idx.begin(), idx.end());
+  Dev<float> df(fs), dw(ws), dout(want.size() + shift);
+  Dev<int64_t> di(is);
   IndexError err;
-  ok(pvn3d_three_interpolate_cuda(B, C, m, n, df.p, di.p, dw.p, dout.p, err.dev.p, testenv::stream()), what);
+  ok(pvn3d_three_interpolate_cuda(B, C, m, n, df.p + shift, di.p + shift, dw.p + shift, dout.p + shift, err.dev.p,
+                                  testenv::stream()),
+     what);
   err.read();
   CHECK(err.host[0] == -1, "%s: index_error %lld on good input", what, (long long)err.host[0]);
-  const auto got = dout.get();
+  auto got = dout.get();
+  got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shift));
   close_values(what, got, want, kRel);
   same_values("interpolate bit-exact", got, want);
 }
@@ -119,6 +129,21 @@ TEST(three_interpolate_cuda_equals_cpu) {
     const int64_t B = 3, C = 40, m = 4096, n = 5000;  // staged, several chunks of 6 rows
     compare_interp(testdata::random_floats(rng, B * C * m, -1, 1), testdata::random_indices(rng, B * n * 3, m),
                    testdata::random_weights(rng, B, n), B, C, m, n, "interpolate staged m=4096");
+  }
+  // The staged kernel's variants: 4 points a thread (n % 4 == 0) over many chunks and position ranges
+  // (PVN3D's largest shape with B = 2, C = 64); one point a thread (n odd; misaligned pointers, which
+  // also take the plain-load staging); fewer units than threads (threads share a unit's rows).
+  struct Size { int64_t B, C, m, n; size_t shift; const char* what; };
+  for (const Size& z : {Size{2, 64, 4096, 16384, 0, "interpolate staged, float4"},
+                        Size{1, 128, 2048, 12288, 0, "interpolate staged, B=1 C=128"},
+                        Size{2, 21, 1000, 1001, 0, "interpolate staged, n odd"},
+                        Size{2, 19, 1024, 4096, 1, "interpolate staged, misaligned"},
+                        Size{3, 50, 999, 2000, 1, "interpolate staged, m odd, misaligned"},
+                        Size{2, 40, 512, 8, 0, "interpolate staged, n = 8"},
+                        Size{1, 3, 64, 3, 0, "interpolate staged, n = 3"}}) {
+    if (testenv::small() && z.B * z.C * z.n > (1 << 20)) continue;  // racecheck: the smaller shapes cover the kernel
+    compare_interp(testdata::random_floats(rng, z.B * z.C * z.m, -1, 1), testdata::random_indices(rng, z.B * z.n * 3, z.m),
+                   testdata::random_weights(rng, z.B, z.n), z.B, z.C, z.m, z.n, z.what, z.shift);
   }
 }
 
