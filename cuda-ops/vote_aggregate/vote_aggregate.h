@@ -47,6 +47,15 @@
  *
  * CPU and CUDA agree exactly on the counts, the chosen votes and inliers, and within 1e-5 on kps
  * (the mean-shift sums are accumulated in double on the CPU, in float partial sums on the GPU).
+ * The CUDA kernel computes the mean shift relative to the chosen vote, with the exponent expanded
+ * (c2|y|^2 + c2|m|^2 - 2 c2 m.y) and the new mode as sum(w y) / sum(w), which changes only the
+ * rounding. It also stops shifting a mode once its step was at most bandwidth*1e-3/16 (it then counts
+ * as not moving); the chosen mode, whose position is the answer, is shifted until the keypoint stops.
+ * This is 3b exactly unless such a mode would later have sped up again to a step above
+ * bandwidth*1e-3 (leaving a saddle of the vote density) at an iteration where every other mode had
+ * settled; then the keypoint stops earlier, at an iteration in which its chosen mode moved at most
+ * bandwidth*1e-3 as well. Its answer
+ * is the same run to run (the order of the work does not enter the sums).
  *
  * Errors (PVN3D_ERR_INVALID_ARGUMENT, message names the operator, argument and value):
  *   B < 1, K < 1, N < 0, N > 2^31-1, B*K*N*3 overflowing int64, bandwidth not finite or <= 0,
@@ -57,8 +66,10 @@
  *
  * CUDA: all pointers are device pointers (kps, inliers and the workspace too); the launcher runs
  * on `stream` (a cudaStream_t, NULL = legacy default stream), never synchronises and never
- * allocates. The mean shift runs as one cooperative (grid-synchronised) kernel that iterates on
- * the device: no host round trip per iteration and no N x N matrix anywhere.
+ * allocates, so a call can be captured into a CUDA graph. The mean shift runs as one cooperative
+ * (grid-synchronised) kernel that iterates on the device: no host round trip per iteration and no
+ * N x N matrix anywhere. After a call the workspace starts with a debug record (iterations per
+ * keypoint, ...: vote_aggregate_debug.h, not part of this API).
  */
 #ifndef PVN3D_VOTE_AGGREGATE_H
 #define PVN3D_VOTE_AGGREGATE_H
