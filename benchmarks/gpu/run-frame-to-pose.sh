@@ -9,9 +9,12 @@
 #   frame-to-pose-full.txt      the same as a table, with the two-in-flight rows, and the export and conversion logs
 #   accuracy-tiny.json, frame-to-pose-tiny.txt   the tiny model per precision: held-out ADD/ADD-S and its latency
 #
-#   PARTS="export full inflight tiny" FRAMES=500 bash benchmarks/gpu/run-frame-to-pose.sh [JAVA] [ORT_DIR]
+#   frame-to-pose-breakdown.json  full model, B1: the pose head with the mean shift stopped at once (--max-iter 0)
+#                               beside the full run, and (with nsys) the kernels of 50 fp16 frames in nsys-kernels.txt
+#
+#   PARTS="export full inflight breakdown tiny" FRAMES=500 bash benchmarks/gpu/run-frame-to-pose.sh [JAVA] [ORT_DIR]
 set -uo pipefail
-PARTS=${PARTS:-export full inflight tiny}
+PARTS=${PARTS:-export full inflight breakdown tiny}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -63,6 +66,23 @@ if part inflight; then
   echo "== full-size model, two frames in flight (two sessions, two streams, two threads)" | tee -a "$log"
   f2p "${full_args[@]}" --precision "$modes" --batch 1 --cuda-graph both --inflight 2 --frames "$FRAMES" --warmup 20 \
     --json "$OUT/frame-to-pose-inflight.json" 2>&1 | tee -a "$log"
+fi
+if part breakdown; then
+  echo "== full-size model, B1, CUDA graph on: mean shift at PVN3D's 300 iterations at most and at 0 (the rest of the pose head)" | tee -a "$log"
+  for it in 300 0; do
+    f2p "${full_args[@]}" --precision "$modes" --batch 1 --cuda-graph on --max-iter $it --frames "$FRAMES" --warmup 20 \
+      --json "/tmp/f2p-breakdown-$it.json" 2>&1 | tee -a "$log"
+  done
+  python3 -c 'import json, sys; print(json.dumps([r for f in sys.argv[1:] for r in json.load(open(f))], indent=1))' \
+    /tmp/f2p-breakdown-300.json /tmp/f2p-breakdown-0.json > "$OUT/frame-to-pose-breakdown.json"
+  if command -v nsys > /dev/null && [ -f "$full/pvn3d_full_fp16.onnx" ]; then
+    nsys profile -o /tmp/f2p-nsys --force-overwrite true -t cuda "$JAVA" --enable-native-access=ALL-UNNAMED \
+      -Dpvn3d.ort.path="$ORT_DIR" -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx8g -cp "$jars" org.pvn3d.ort.cli.Main frame-to-pose \
+      --ep cuda "${full_args[@]}" --precision fp16 --batch 1 --cuda-graph off --frames 50 --warmup 5 > /tmp/nsys-run.txt 2>&1
+    nsys stats -q -r cuda_gpu_kern_sum -f csv /tmp/f2p-nsys.nsys-rep 2>/dev/null | head -40 > "$OUT/nsys-kernels.txt"
+  else
+    echo "no nsys on this machine (or no fp16 model): no kernel breakdown" | tee -a "$log"
+  fi
 fi
 if part tiny; then
   tiny_modes=strict,tf32; tiny_args=()
