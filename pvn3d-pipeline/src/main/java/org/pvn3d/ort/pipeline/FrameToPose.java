@@ -43,7 +43,10 @@ import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
  * graph on the first runs and replays it after, which the fixed addresses allow. On the CPU provider the
  * same graph runs on host tensors (the reference path CI checks against the Java pose stage).
  *
- * <p>Not thread-safe: one run at a time per object (two objects, two frames in flight).
+ * <p>Not thread-safe: one run at a time per object (two objects, two frames in flight). With CUDA graphs,
+ * ORT keeps the captured graph per calling thread: the constructor captures for its own thread, and the
+ * first run on any other thread captures again (three runs, with the device to itself), which costs time
+ * and device memory per thread; run each object from one thread where latency matters.
  */
 public final class FrameToPose implements AutoCloseable {
     /** How the network computes. The custom operators and the pose stage are float32 in every mode. */
@@ -150,7 +153,10 @@ public final class FrameToPose implements AutoCloseable {
     }
 
     private static final long ALIGN = 256;
-    /** Runs of the template before a CUDA-graph object is ready: ORT runs normally at first, then captures. */
+    /**
+     * Runs on a thread before ORT replays a CUDA graph there: it runs normally twice (allocating what the
+     * graph will use), captures in the third and replays the capture at its end.
+     */
     static final int CAPTURE_RUNS = 3;
     /**
      * ORT captures a CUDA graph in CUDA's global capture mode: while one stream captures, no thread of the
@@ -164,6 +170,8 @@ public final class FrameToPose implements AutoCloseable {
             new java.util.concurrent.locks.ReentrantReadWriteLock();
 
     private final Config config;
+    /** The threads on which ORT has captured this session's CUDA graph (it keeps one per thread). */
+    private final java.util.Set<Long> capturedOn = java.util.concurrent.ConcurrentHashMap.newKeySet();
     // set once by the constructor
     private SessionOptions options;
     private CustomOpDomain domain;
@@ -209,11 +217,8 @@ public final class FrameToPose implements AutoCloseable {
         try {
             this.session = open(model, template);
             if (cuda && config.cudaGraph()) {
-                // ORT captures during these runs; afterwards every run is a replay
-                List<Pvn3dSample> frames = java.util.Collections.nCopies(config.batch(), template);
-                for (int i = 0; i < CAPTURE_RUNS; i++) {
-                    run(frames);
-                }
+                // the first run on a thread captures (CAPTURE_RUNS runs); afterwards every run there is a replay
+                run(java.util.Collections.nCopies(config.batch(), template));
             }
         } catch (RuntimeException e) {
             if (session != null) {
@@ -385,6 +390,22 @@ public final class FrameToPose implements AutoCloseable {
         }
         if (config.provider() != Pvn3dPipeline.Provider.CUDA) {
             return runOnHost(data, modelKps);
+        }
+        if (config.cudaGraph() && !capturedOn.contains(Thread.currentThread().threadId())) {
+            // ORT keeps a CUDA graph per calling thread (the CUDA provider's per-thread context): a thread
+            // other than the one that captured runs normally twice and then captures its own, and that
+            // capture must be as alone on the device as the constructor's
+            CUDA_LIFECYCLE.writeLock().lock();
+            try {
+                List<FramePose> out = null;
+                for (int i = 0; i < CAPTURE_RUNS; i++) {
+                    out = runOnDevice(data, modelKps);
+                }
+                capturedOn.add(Thread.currentThread().threadId());
+                return out;
+            } finally {
+                CUDA_LIFECYCLE.writeLock().unlock();
+            }
         }
         CUDA_LIFECYCLE.readLock().lock();
         try {
