@@ -9,12 +9,17 @@
 #   frame-to-pose-full.txt      the same as a table, with the two-in-flight rows, and the export and conversion logs
 #   accuracy-tiny.json, frame-to-pose-tiny.txt   the tiny model per precision: held-out ADD/ADD-S and its latency
 #
+#   frame-to-pose-nhwc.json     full model, B1 and B8, with the CUDA provider's prefer_nhwc=1 (cuDNN's channels-last
+#                               convolutions; ORT transposes around them); CUDA graph off: with prefer_nhwc ORT 1.24
+#                               adds Memcpy nodes and refuses the capture
+#   ncu-kernels.csv, ncu-summary.txt  (part ncu, not in the default parts: minutes) one fp16 frame's kernels, each
+#                               one's GPU time from Nsight Compute, summed per kernel name (benchmarks/scripts/ncu_frame.py)
 #   frame-to-pose-breakdown.json  full model, B1: the pose head with the mean shift stopped at once (--max-iter 0)
 #                               beside the full run, and (with nsys) the kernels of 50 fp16 frames in nsys-kernels.txt
 #
-#   PARTS="export full inflight breakdown tiny" FRAMES=500 bash benchmarks/gpu/run-frame-to-pose.sh [JAVA] [ORT_DIR]
+#   PARTS="export full inflight nhwc breakdown tiny" FRAMES=500 bash benchmarks/gpu/run-frame-to-pose.sh [JAVA] [ORT_DIR]
 set -uo pipefail
-PARTS=${PARTS:-export full inflight breakdown tiny}
+PARTS=${PARTS:-export full inflight nhwc breakdown tiny}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -66,6 +71,26 @@ if part inflight; then
   echo "== full-size model, two frames in flight (two sessions, two streams, two threads)" | tee -a "$log"
   f2p "${full_args[@]}" --precision "$modes" --batch 1 --cuda-graph both --inflight 2 --frames "$FRAMES" --warmup 20 \
     --json "$OUT/frame-to-pose-inflight.json" 2>&1 | tee -a "$log"
+fi
+if part nhwc; then
+  echo "== full-size model, CUDA graph off, prefer_nhwc=1 ($modes)" | tee -a "$log"
+  f2p "${full_args[@]}" --precision "$modes" --batch 1,8 --cuda-graph off --cuda-option prefer_nhwc=1 --frames "$FRAMES" \
+    --warmup 20 --json "$OUT/frame-to-pose-nhwc.json" 2>&1 | tee -a "$log"
+fi
+if part ncu; then
+  # One fp16 frame's kernels and their GPU times: Nsight Compute replays each kernel of three runs (the
+  # first with cuDNN's algorithm search); ncu_frame.py keeps the last run, found as the repeating tail.
+  NCU_MODE=${NCU_MODE:-fp16}
+  if command -v ncu > /dev/null && [ -f "$full/pvn3d_full_fp16.onnx" ]; then
+    ncu --metrics gpu__time_duration.sum --csv --print-units base --launch-count "${NCU_LAUNCHES:-4000}" "$JAVA" --enable-native-access=ALL-UNNAMED \
+      -Dpvn3d.ort.path="$ORT_DIR" -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx8g -cp "$jars" org.pvn3d.ort.cli.Main frame-to-pose \
+      --ep cuda "${full_args[@]}" --precision "$NCU_MODE" --batch 1 --cuda-graph off --frames 1 --warmup 2 \
+      > /tmp/ncu-raw.csv 2> /tmp/ncu-err.txt
+    echo "ncu exit $?"; tail -3 /tmp/ncu-err.txt
+    python3 benchmarks/scripts/ncu_frame.py /tmp/ncu-raw.csv --runs 3 --csv "$OUT/ncu-kernels.csv" | tee "$OUT/ncu-summary.txt"
+  else
+    echo "no ncu on this machine (or no fp16 model): no kernel times" | tee -a "$log"
+  fi
 fi
 if part breakdown; then
   echo "== full-size model, B1, CUDA graph on: mean shift at PVN3D's 300 iterations at most and at 0 (the rest of the pose head)" | tee -a "$log"

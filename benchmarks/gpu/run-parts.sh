@@ -16,6 +16,7 @@
 #   native     run-gpu-checks.sh PARTS="native bench": the native library built there, its ctest, the kernel timings
 #   sanitizer  run-gpu-checks.sh PARTS=sanitizer: compute-sanitizer memcheck and racecheck over the CUDA tests (after native)
 #   f2p        run-frame-to-pose.sh: frame to pose per precision, batch, CUDA graph, in flight; held-out accuracy per precision
+#              (its own parts from F2P_PARTS: PARTS here names run-parts' parts)
 # Needs the GPU kit (/opt/gpukit) and .gpubundle (make-bundle.sh); a call carries .gpubundle and, for
 # dispatch, .benchbundle.
 set -uo pipefail
@@ -42,7 +43,8 @@ for p in $PARTS; do
     junit)     cmd=(env OUT="$dir" PARTS="junit" bash benchmarks/gpu/run-gpu-checks.sh) ;;
     native)    cmd=(env OUT="$dir" PARTS="native bench" bash benchmarks/gpu/run-gpu-checks.sh) ;;
     sanitizer) cmd=(env OUT="$dir" PARTS="sanitizer" bash benchmarks/gpu/run-gpu-checks.sh) ;;
-    f2p)       cmd=(env OUT="$dir" FRAMES="${FRAMES:-500}" bash benchmarks/gpu/run-frame-to-pose.sh) ;;
+    f2p)       cmd=(env OUT="$dir" FRAMES="${FRAMES:-500}" PARTS="${F2P_PARTS:-export full inflight nhwc breakdown tiny}"
+                   bash benchmarks/gpu/run-frame-to-pose.sh) ;;
     pool)      cmd=(env OUT="$dir" SESSIONS="${SESSIONS:-1,2}" bash benchmarks/gpu/run-pool-bench.sh) ;;
     profiling) cmd=(env OUT="$dir" bash benchmarks/gpu/run-profiling.sh) ;;
     dispatch)  cmd=(env OUT="$dir" PARTS="machine dispatch profile" DISPATCH_CPU=0 OPS_LIB="$ops_lib"

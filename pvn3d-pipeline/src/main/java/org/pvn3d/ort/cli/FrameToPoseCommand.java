@@ -100,6 +100,10 @@ final class FrameToPoseCommand implements Callable<Integer> {
             + "leaves the modes where they start (the pose head's cost without the mean shift, for a breakdown).")
     int maxIter = 300;
 
+    @Option(names = "--cuda-option", paramLabel = "KEY=VALUE", description = "A further option for ORT's CUDA provider, e.g. "
+            + "prefer_nhwc=1 (repeatable; recorded in every measurement).")
+    Map<String, String> cudaOptions = new LinkedHashMap<>();
+
     @Option(names = "--json", paramLabel = "FILE", description = "The measurements as a JSON list.")
     Path json;
 
@@ -115,7 +119,7 @@ final class FrameToPoseCommand implements Callable<Integer> {
 
     /** One measurement. */
     record Measurement(String mode, int batch, boolean cudaGraph, int inflight, int calls, int frames, double wallS, double p50,
-            double p99, double framesPerS, double loadMs, int maxIter) {
+            double p99, double framesPerS, double loadMs, int maxIter, Map<String, String> cudaOptions) {
         Map<String, Object> json() {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("mode", mode);
@@ -130,6 +134,7 @@ final class FrameToPoseCommand implements Callable<Integer> {
             m.put("wall_s", wallS);
             m.put("session_load_ms", loadMs);
             m.put("max_iter", maxIter);
+            m.put("cuda_options", cudaOptions);
             return m;
         }
     }
@@ -161,6 +166,14 @@ final class FrameToPoseCommand implements Callable<Integer> {
         List<Boolean> gs = graphs();
         if (!common.cuda() && (ps.stream().anyMatch(p -> p != Precision.STRICT) || gs.contains(true))) {
             throw CommonOptions.usage(spec, "--precision tf32/fp16 and --cuda-graph need --ep cuda");
+        }
+        if (!common.cuda() && !cudaOptions.isEmpty()) {
+            throw CommonOptions.usage(spec, "--cuda-option needs --ep cuda");
+        }
+        try {
+            FrameToPose.Config.cuda(0).withCudaOptions(cudaOptions);
+        } catch (IllegalArgumentException e) {
+            throw CommonOptions.usage(spec, e.getMessage().replace("CUDA option ", "--cuda-option "));
         }
         if (ps.contains(Precision.FP16) && fp16Model == null) {
             throw CommonOptions.usage(spec, "--precision fp16 needs --fp16-model (exporter/convert_fp16.py makes it from --model)");
@@ -199,9 +212,9 @@ final class FrameToPoseCommand implements Callable<Integer> {
         byte[] fp32 = model == null ? Pvn3dPipeline.tinyModelBytes() : OrtSession.readModel(model);
         byte[] fp16 = fp16Model == null ? null : OrtSession.readModel(fp16Model);
         out.printf(Locale.ROOT, "pvn3d-ort frame-to-pose: %s, %d frame(s) from %s, %s, ONNX Runtime %s; pose head in the graph, "
-                + "voting pose (no refinement) in the timed path%n", model == null ? "PVN3D tiny (class path)" : model, samples.size(),
+                + "voting pose (no refinement) in the timed path%s%n", model == null ? "PVN3D tiny (class path)" : model, samples.size(),
                 sample == null ? "class path " + Pvn3dSample.RESOURCE : sample, common.cuda() ? "CUDA device " + common.device : "CPU",
-                OrtRuntime.get().version());
+                OrtRuntime.get().version(), cudaOptions.isEmpty() ? "" : "; CUDA provider options " + cudaOptions);
         out.printf(Locale.ROOT, "%-7s %5s %6s %8s %7s %9s %9s %10s%n", "mode", "batch", "graph", "inflight", "frames", "p50 ms",
                 "p99 ms", "frames/s");
         List<Measurement> all = new ArrayList<>();
@@ -233,7 +246,7 @@ final class FrameToPoseCommand implements Callable<Integer> {
         FrameToPose.Config c = common.cuda() ? FrameToPose.Config.cuda(common.device) : FrameToPose.Config.cpu();
         MeanShift m = MeanShift.PVN3D;
         return c.withPrecision(p).withCudaGraph(graph).withBatch(batch).withThreads(common.threads)
-                .withMeanShift(new MeanShift(m.bandwidth(), maxIter, m.centerFilter()));
+                .withMeanShift(new MeanShift(m.bandwidth(), maxIter, m.centerFilter())).withCudaOptions(cudaOptions);
     }
 
     private List<Pvn3dSample> samples() {
@@ -325,7 +338,7 @@ final class FrameToPoseCommand implements Callable<Integer> {
             int done = sorted.length * b;
             return new Measurement(config.precision().label(), b, config.cudaGraph(), inflight, sorted.length, done, wall,
                     PoolBenchCommand.percentile(sorted, 0.5), PoolBenchCommand.percentile(sorted, 0.99), done / wall, loadMs,
-                    config.meanShift().maxIter());
+                    config.meanShift().maxIter(), config.cudaOptions());
         } finally {
             runners.forEach(FrameToPose::close);
         }

@@ -6,11 +6,14 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
 import org.pvn3d.ort.DeviceTensor;
 import org.pvn3d.ort.OnnxTensor;
 import org.pvn3d.ort.OnnxTensorType;
@@ -89,11 +92,26 @@ public final class FrameToPose implements AutoCloseable {
     /**
      * Settings: provider and device, precision, whether ORT captures a CUDA graph, the frames per run, the
      * object's class in {@code pred_rgbd_seg}, the mean shift, ORT's intra-op threads (0: ORT's choice) and
-     * whether each run also returns the object mask (for a refinement on the host).
+     * whether each run also returns the object mask (for a refinement on the host), and any further options
+     * for ORT's CUDA provider (e.g. {@code prefer_nhwc = 1}; the ones this class sets itself are refused here).
      */
     public record Config(Pvn3dPipeline.Provider provider, int device, Precision precision, boolean cudaGraph, int batch,
-            int objectClass, MeanShift meanShift, int threads, boolean downloadMask) {
+            int objectClass, MeanShift meanShift, int threads, boolean downloadMask, Map<String, String> cudaOptions) {
+        /** The CUDA provider options {@link FrameToPose} sets from the other settings. */
+        private static final Set<String> OWN_CUDA_OPTIONS = Set.of("device_id", "use_tf32", "enable_cuda_graph",
+                "has_user_compute_stream", "user_compute_stream");
+
         public Config {
+            cudaOptions = Collections.unmodifiableMap(new TreeMap<>(cudaOptions));
+            for (String key : cudaOptions.keySet()) {
+                if (OWN_CUDA_OPTIONS.contains(key)) {
+                    throw new IllegalArgumentException("CUDA option " + key + " follows from the other settings (device, precision,"
+                            + " cudaGraph); it cannot be given as an extra option");
+                }
+            }
+            if (provider == Pvn3dPipeline.Provider.CPU && !cudaOptions.isEmpty()) {
+                throw new IllegalArgumentException("CUDA options " + cudaOptions.keySet() + " need the CUDA provider");
+            }
             if (batch < 1 || device < 0 || threads < 0 || objectClass < 0) {
                 throw new IllegalArgumentException("batch >= 1, device >= 0, threads >= 0 and objectClass >= 0, not " + batch + ", "
                         + device + ", " + threads + ", " + objectClass);
@@ -106,42 +124,48 @@ public final class FrameToPose implements AutoCloseable {
 
         /** CUDA on {@code device}, strict, no CUDA graph, one frame, class 1, PVN3D's mean shift, no mask. */
         public static Config cuda(int device) {
-            return new Config(Pvn3dPipeline.Provider.CUDA, device, Precision.STRICT, false, 1, 1, MeanShift.PVN3D, 0, false);
+            return new Config(Pvn3dPipeline.Provider.CUDA, device, Precision.STRICT, false, 1, 1, MeanShift.PVN3D, 0, false, Map.of());
         }
 
         /** The CPU provider, strict, one frame, class 1, PVN3D's mean shift, no mask. */
         public static Config cpu() {
-            return new Config(Pvn3dPipeline.Provider.CPU, 0, Precision.STRICT, false, 1, 1, MeanShift.PVN3D, 0, false);
+            return new Config(Pvn3dPipeline.Provider.CPU, 0, Precision.STRICT, false, 1, 1, MeanShift.PVN3D, 0, false, Map.of());
         }
 
         public Config withPrecision(Precision p) {
-            return new Config(provider, device, p, cudaGraph, batch, objectClass, meanShift, threads, downloadMask);
+            return new Config(provider, device, p, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, cudaOptions);
         }
 
         public Config withCudaGraph(boolean g) {
-            return new Config(provider, device, precision, g, batch, objectClass, meanShift, threads, downloadMask);
+            return new Config(provider, device, precision, g, batch, objectClass, meanShift, threads, downloadMask, cudaOptions);
         }
 
         public Config withBatch(int b) {
-            return new Config(provider, device, precision, cudaGraph, b, objectClass, meanShift, threads, downloadMask);
+            return new Config(provider, device, precision, cudaGraph, b, objectClass, meanShift, threads, downloadMask, cudaOptions);
         }
 
         public Config withThreads(int t) {
-            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, t, downloadMask);
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, t, downloadMask, cudaOptions);
         }
 
         public Config withMeanShift(MeanShift m) {
-            return new Config(provider, device, precision, cudaGraph, batch, objectClass, m, threads, downloadMask);
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, m, threads, downloadMask, cudaOptions);
         }
 
         public Config withMask(boolean m) {
-            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, m);
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, m, cudaOptions);
         }
 
-        /** e.g. {@code cuda:0 strict B=1 cuda-graph}. */
+        /** The same with these extra CUDA provider options (replacing any given before). */
+        public Config withCudaOptions(Map<String, String> options) {
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, options);
+        }
+
+        /** e.g. {@code cuda:0 strict B=1 cuda-graph prefer_nhwc=1}. */
         public String describe() {
             return provider.label() + (provider == Pvn3dPipeline.Provider.CUDA ? ":" + device : "") + " " + precision.label()
-                    + " B=" + batch + (cudaGraph ? " cuda-graph" : "");
+                    + " B=" + batch + (cudaGraph ? " cuda-graph" : "")
+                    + cudaOptions.entrySet().stream().map(e -> " " + e.getKey() + "=" + e.getValue()).collect(Collectors.joining());
         }
     }
 
@@ -171,7 +195,7 @@ public final class FrameToPose implements AutoCloseable {
 
     private final Config config;
     /** The threads on which ORT has captured this session's CUDA graph (it keeps one per thread). */
-    private final java.util.Set<Long> capturedOn = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<Long> capturedOn = java.util.concurrent.ConcurrentHashMap.newKeySet();
     // set once by the constructor
     private SessionOptions options;
     private CustomOpDomain domain;
@@ -218,7 +242,7 @@ public final class FrameToPose implements AutoCloseable {
             this.session = open(model, template);
             if (cuda && config.cudaGraph()) {
                 // the first run on a thread captures (CAPTURE_RUNS runs); afterwards every run there is a replay
-                run(java.util.Collections.nCopies(config.batch(), template));
+                run(Collections.nCopies(config.batch(), template));
             }
         } catch (RuntimeException e) {
             if (session != null) {
@@ -251,6 +275,7 @@ public final class FrameToPose implements AutoCloseable {
                 if (config.cudaGraph()) {
                     cuda.add("enable_cuda_graph", "1");
                 }
+                config.cudaOptions().forEach(cuda::add);
                 opts.addExecutionProvider(cuda);
             }
             s = OrtEnvironment.getEnvironment().createSession(model, opts);
@@ -269,7 +294,7 @@ public final class FrameToPose implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             List<AutoCloseable> partial = new ArrayList<>(owned);
-            java.util.Collections.reverse(partial);
+            Collections.reverse(partial);
             partial.add(s);
             partial.add(dom);
             partial.add(opts);
@@ -531,7 +556,7 @@ public final class FrameToPose implements AutoCloseable {
         RuntimeException failure = null;
         // bindings and tensors before the buffers they point into, the session before the stream it computes on
         List<AutoCloseable> order = new ArrayList<>(owned);
-        java.util.Collections.reverse(order);
+        Collections.reverse(order);
         order.remove(stream);
         List<AutoCloseable> all = new ArrayList<>(order);
         all.add(session);

@@ -309,6 +309,8 @@ class MainTest {
         assertUsage(run("--ep", "cpu", "eval", dir.toString()), "--ep comes before 'eval': options go after the command (pvn3d-ort eval ... --ep)",
                 "Usage: pvn3d-ort eval");
         assertUsage(run("version", "--ep", "cpu"), "Unknown options: '--ep', 'cpu'", "Usage: pvn3d-ort version");
+        assertUsage(run("frame-to-pose", "--cuda-option", "prefer_nhwc=1"), "--cuda-option needs --ep cuda",
+                "Usage: pvn3d-ort frame-to-pose");
     }
 
     @Test

@@ -95,6 +95,20 @@ class FrameToPoseTest {
         assertTrue(cpu.run(sample).inliers() > 0, "still usable");
     }
 
+    @Test
+    void extraCudaOptionsAreKeptSortedAndTheOnesTheConfigSetsAreRefused() {
+        FrameToPose.Config c = FrameToPose.Config.cuda(0).withCudaOptions(Map.of("prefer_nhwc", "1", "cudnn_conv_use_max_workspace", "1"));
+        assertEquals(List.of("cudnn_conv_use_max_workspace", "prefer_nhwc"), List.copyOf(c.cudaOptions().keySet()));
+        assertEquals("cuda:0 strict B=1 cudnn_conv_use_max_workspace=1 prefer_nhwc=1", c.describe());
+        assertEquals(c.cudaOptions(), c.withBatch(8).withCudaGraph(true).cudaOptions(), "the other withers keep them");
+        IllegalArgumentException own = assertThrows(IllegalArgumentException.class,
+                () -> FrameToPose.Config.cuda(0).withCudaOptions(Map.of("enable_cuda_graph", "1")));
+        assertTrue(own.getMessage().contains("enable_cuda_graph follows from the other settings"), own.getMessage());
+        IllegalArgumentException cpuOnly = assertThrows(IllegalArgumentException.class,
+                () -> FrameToPose.Config.cpu().withCudaOptions(Map.of("prefer_nhwc", "1")));
+        assertTrue(cpuOnly.getMessage().contains("need the CUDA provider"), cpuOnly.getMessage());
+    }
+
     static Pvn3dSample shifted(Pvn3dSample s, float dx) {
         PvtFile.Entry e = s.entry("cld_rgb_nrm");
         float[] c = e.floats();
