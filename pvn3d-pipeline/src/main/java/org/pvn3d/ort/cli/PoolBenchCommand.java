@@ -18,10 +18,13 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtRuntime;
 import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.pipeline.FolderEvaluation;
+import org.pvn3d.ort.pipeline.FrameToPose;
+import org.pvn3d.ort.pipeline.FrameToPose.Precision;
 import org.pvn3d.ort.pipeline.Json;
 import org.pvn3d.ort.pipeline.PoseSolver;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 import org.pvn3d.ort.pipeline.Pvn3dSample;
+import org.pvn3d.ort.pipeline.pool.FrameToPoseSession;
 import org.pvn3d.ort.pipeline.pool.Pvn3dPool;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -42,8 +45,9 @@ import picocli.CommandLine.Spec;
             "For each --sessions count, builds a pool of that many sessions per device (each warmed up on the first "
                     + "sample), keeps --inflight frames submitted until --frames are done, then prints frames/s over the wall "
                     + "time, the latency from submit to result (p50, p99) and the sessions' own time per frame (service). "
-                    + "--threads is per session; by default the cores are shared out among the sessions. The exit code is 1 "
-                    + "when a frame failed.",
+                    + "--threads is per session; by default the cores are shared out among the sessions. With --precision the "
+                    + "sessions run the one-graph path (the pose head inside the ORT graph, as frame-to-pose does; ICP still on "
+                    + "the host unless --refine none), one series per precision. The exit code is 1 when a frame failed.",
             ""})
 final class PoolBenchCommand implements Callable<Integer>, Profiled {
     private final Io io;
@@ -83,6 +87,19 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             + "frames cycle through (default: the tiny model's shipped sample).")
     Path sample;
 
+    @Option(names = "--precision", split = "\\s*,\\s*", splitSynopsisLabel = ",", paramLabel = "strict|tf32|fp16",
+            description = "Sessions of the one-graph path (the pose head inside the ORT graph, as frame-to-pose runs it) in "
+                    + "these precisions, one series each; without it the sessions are the staged pipeline (network, then "
+                    + "the pose stage). fp16 needs --fp16-model.")
+    String[] precisions;
+
+    @Option(names = "--fp16-model", paramLabel = "FILE.onnx", description = "The fp16 conversion of the model "
+            + "(exporter/convert_fp16.py), for --precision fp16.")
+    Path fp16Model;
+
+    @Option(names = "--cuda-graph", description = "With --precision on CUDA: ORT's CUDA graphs (captured as each session opens).")
+    boolean cudaGraph;
+
     @Option(names = "--json", paramLabel = "FILE|-", description = "The figures as JSON to FILE ('-': standard output).")
     String json;
 
@@ -102,11 +119,13 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
     }
 
     /** One measurement: a pool of {@code sessions} per device, {@code frames} frames. */
-    record Run(int sessionsPerDevice, int sessions, int threads, int inflight, int frames, int failed, double wallS,
-            double framesPerS, double p50, double p99, double mean, double max, double serviceP50, double serviceP99,
+    record Run(String mode, boolean cudaGraph, int sessionsPerDevice, int sessions, int threads, int inflight, int frames, int failed,
+            double wallS, double framesPerS, double p50, double p99, double mean, double max, double serviceP50, double serviceP99,
             Map<String, Long> perSession) {
         Map<String, Object> json() {
             Map<String, Object> m = new LinkedHashMap<>();
+            m.put("mode", mode);
+            m.put("cuda_graph", cudaGraph);
             m.put("sessions_per_device", sessionsPerDevice);
             m.put("sessions", sessions);
             m.put("threads_per_session", threads);
@@ -159,6 +178,40 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         if (Arrays.stream(d).distinct().count() != d.length) {
             throw CommonOptions.usage(spec, "--devices lists a device twice: " + Arrays.toString(d));
         }
+        List<Precision> modes = modes();
+        if (modes.isEmpty()) {
+            if (cudaGraph || fp16Model != null) {
+                throw CommonOptions.usage(spec, "--cuda-graph and --fp16-model go with --precision (the one-graph sessions)");
+            }
+            return;
+        }
+        if (!common.cuda() && (cudaGraph || modes.stream().anyMatch(m -> m != Precision.STRICT))) {
+            throw CommonOptions.usage(spec, "--precision tf32/fp16 and --cuda-graph need --ep cuda");
+        }
+        if (modes.contains(Precision.FP16) && fp16Model == null) {
+            throw CommonOptions.usage(spec, "--precision fp16 needs --fp16-model (exporter/convert_fp16.py makes it from --model)");
+        }
+        CommonOptions.existing(spec, "fp16 model", fp16Model);
+        if (pipeline.pose != null || pipeline.noIoBinding || profiling.profile != null) {
+            throw CommonOptions.usage(spec, "--pose, --no-io-binding and --profile set up the staged pipeline; with --precision "
+                    + "the pose head runs inside the graph on bound device buffers");
+        }
+    }
+
+    /** The precisions of --precision (empty: the staged pipeline). */
+    private List<Precision> modes() {
+        if (precisions == null) {
+            return List.of();
+        }
+        List<Precision> out = new ArrayList<>();
+        for (String p : precisions) {
+            try {
+                out.add(Precision.parse(p));
+            } catch (IllegalArgumentException e) {
+                throw CommonOptions.usage(spec, "--precision takes strict, tf32 or fp16, not " + p);
+            }
+        }
+        return out;
     }
 
     /** The devices the pool spreads over: --devices, else --device (default 0). */
@@ -198,15 +251,21 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
                 model == null ? "PVN3D tiny (class path)" : model, samples.size(),
                 sample == null ? "class path " + Pvn3dSample.RESOURCE : sample, cuda ? "CUDA" : "CPU",
                 cuda ? " on device(s) " + Arrays.toString(devices) : "", OrtRuntime.get().version(), cores);
-        String head = String.format(Locale.ROOT, "%8s %7s %8s %6s %8s %9s %8s %8s %12s %12s %6s", "sessions", "threads", "inflight",
-                "frames", "wall s", "frames/s", "p50 ms", "p99 ms", "service p50", "service p99", "failed");
+        String head = String.format(Locale.ROOT, "%8s %7s %8s %6s %8s %9s %8s %8s %12s %12s %6s  %s", "sessions", "threads", "inflight",
+                "frames", "wall s", "frames/s", "p50 ms", "p99 ms", "service p50", "service p99", "failed", "sessions of");
         out.println(head);
         List<Run> runs = new ArrayList<>();
-        for (int s : sessions) {
-            Run r = measure(bytes, samples, s);
-            runs.add(r);
-            out.printf(Locale.ROOT, "%8d %7d %8d %6d %8.2f %9.2f %8.2f %8.2f %12.2f %12.2f %6d%n", r.sessions(), r.threads(), r.inflight(),
-                    r.frames(), r.wallS(), r.framesPerS(), r.p50(), r.p99(), r.serviceP50(), r.serviceP99(), r.failed());
+        List<Precision> modes = modes();
+        byte[] fp16 = fp16Model == null ? null : OrtSession.readModel(fp16Model);
+        for (Precision mode : modes.isEmpty() ? java.util.Collections.<Precision>singletonList(null) : modes) {
+            for (int s : sessions) {
+                Run r = measure(mode == Precision.FP16 ? fp16 : bytes, samples, s, mode);
+                runs.add(r);
+                out.printf(Locale.ROOT, "%8d %7d %8d %6d %8.2f %9.2f %8.2f %8.2f %12.2f %12.2f %6d  %s%n", r.sessions(), r.threads(),
+                        r.inflight(), r.frames(), r.wallS(), r.framesPerS(), r.p50(), r.p99(), r.serviceP50(), r.serviceP99(), r.failed(),
+                        mode == null ? "the staged pipeline" : "one graph, " + mode.label() + (cudaGraph ? ", CUDA graph" : ""));
+                out.flush();
+            }
         }
         if (json != null) {
             Map<String, Object> doc = new LinkedHashMap<>();
@@ -217,6 +276,9 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             doc.put("devices", cuda ? Arrays.stream(devices).boxed().toList() : List.of());
             doc.put("warmup_runs_per_session", pipeline.warmup);
             doc.put("refinement", pipeline.refine);
+            if (fp16Model != null) {
+                doc.put("fp16_model", fp16Model.toString());
+            }
             doc.put("ort_version", OrtRuntime.get().version());
             doc.put("java", System.getProperty("java.version"));
             doc.put("cores", cores);
@@ -246,7 +308,8 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         return List.of(Pvn3dSample.read(sample));
     }
 
-    private Run measure(byte[] bytes, List<Pvn3dSample> samples, int sessionsPerDevice) {
+    /** One pool: the staged pipeline ({@code mode} null) or one-graph sessions in {@code mode}. */
+    private Run measure(byte[] bytes, List<Pvn3dSample> samples, int sessionsPerDevice, Precision mode) {
         boolean cuda = common.cuda();
         int[] devices = devices();
         int sessions = sessionsPerDevice * (cuda ? devices.length : 1);
@@ -263,6 +326,11 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         if (pipeline.pose != null) {
             String pose = pipeline.pose;
             b.poseSolver(d -> PoseSolver.named(pose, d));
+        }
+        if (mode != null) {
+            FrameToPose.Config c = (cuda ? FrameToPose.Config.cuda(devices[0]) : FrameToPose.Config.cpu()).withPrecision(mode)
+                    .withCudaGraph(cudaGraph);
+            b.sessionFactory(FrameToPoseSession.factory(bytes, c, samples.get(0), pipeline.refinement()));
         }
         double[] latency = new double[frames];
         double[] service = new double[frames];
@@ -303,7 +371,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             double[] l = Arrays.stream(latency).filter(Double::isFinite).sorted().toArray();
             double[] sv = Arrays.stream(service).filter(Double::isFinite).sorted().toArray();
             int ok = frames - failed.get();
-            return new Run(sessionsPerDevice, sessions, threads, inFlight, frames, failed.get(), wall, ok / wall, percentile(l, 0.5),
+            return new Run(mode == null ? "pipeline" : mode.label(), mode != null && cudaGraph, sessionsPerDevice, sessions, threads, inFlight, frames, failed.get(), wall, ok / wall, percentile(l, 0.5),
                     percentile(l, 0.99), Arrays.stream(l).average().orElse(Double.NaN), l.length == 0 ? Double.NaN : l[l.length - 1],
                     percentile(sv, 0.5), percentile(sv, 0.99), per);
         }

@@ -132,6 +132,11 @@ public final class FrameToPose implements AutoCloseable {
             return new Config(Pvn3dPipeline.Provider.CPU, 0, Precision.STRICT, false, 1, 1, MeanShift.PVN3D, 0, false, Map.of());
         }
 
+        /** The same on another CUDA device (on the CPU provider only 0). */
+        public Config withDevice(int d) {
+            return new Config(provider, d, precision, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, cudaOptions);
+        }
+
         public Config withPrecision(Precision p) {
             return new Config(provider, device, p, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, cudaOptions);
         }

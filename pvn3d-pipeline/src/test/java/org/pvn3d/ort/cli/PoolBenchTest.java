@@ -33,6 +33,40 @@ class PoolBenchTest {
     }
 
     @Test
+    void oneGraphSessionsPerPrecision(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("pool.json");
+        MainTest.Output o = MainTest.run("pool-bench", "--frames", "3", "--sessions", "1", "--warmup", "1", "--threads", "1",
+                "--precision", "strict", "--json", json.toString());
+        assertEquals(0, o.code(), o.out() + o.err());
+        assertTrue(Pattern.compile("(?m)^ +1 +1 +2 +3 .* 0  one graph, strict$").matcher(o.out()).find(), o.out());
+        String j = Files.readString(json);
+        assertTrue(j.contains("\"mode\": \"strict\"") && j.contains("\"cuda_graph\": false") && j.contains("\"frames_per_s\""), j);
+        MainTest.Output staged = MainTest.run("pool-bench", "--frames", "1", "--sessions", "1", "--warmup", "0", "--threads", "1");
+        assertTrue(staged.out().contains("the staged pipeline"), staged.out());
+    }
+
+    @Test
+    void oneGraphOptionsThatCannotWorkAreUsageErrors() {
+        String[][] cases = {
+            {"--precision", "tf32"}, {"--precision", "fp16"}, {"--precision", "strict", "--cuda-graph"},
+            {"--cuda-graph"}, {"--precision", "half"}, {"--precision", "strict", "--pose", "java"},
+            {"--precision", "fp16", "--ep", "cuda"}};
+        String[] why = {
+            "--precision tf32/fp16 and --cuda-graph need --ep cuda", "--precision tf32/fp16 and --cuda-graph need --ep cuda",
+            "--precision tf32/fp16 and --cuda-graph need --ep cuda", "--cuda-graph and --fp16-model go with --precision",
+            "--precision takes strict, tf32 or fp16, not half", "with --precision the pose head runs inside the graph",
+            "--precision fp16 needs --fp16-model"};
+        for (int i = 0; i < cases.length; i++) {
+            String[] args = new String[cases[i].length + 1];
+            args[0] = "pool-bench";
+            System.arraycopy(cases[i], 0, args, 1, cases[i].length);
+            MainTest.Output o = MainTest.run(args);
+            assertEquals(2, o.code(), String.join(" ", args) + ": " + o.err());
+            assertTrue(o.err().contains(why[i]), String.join(" ", args) + ": " + o.err());
+        }
+    }
+
+    @Test
     void badArgumentsAreRefused() {
         MainTest.Output o = MainTest.run("pool-bench", "--ep", "tpu");
         assertEquals(2, o.code());

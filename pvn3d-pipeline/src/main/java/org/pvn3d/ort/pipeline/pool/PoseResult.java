@@ -22,11 +22,31 @@ public record PoseResult(String source, Pose pose, float[] keypoints, int inlier
         PoseMetrics.Result metrics, Pvn3dPipeline.Timings timings, String session, double queueMs, double serviceMs,
         double latencyMs, Pose votingPose, IcpRefiner.Status refinement) {
 
+    /**
+     * What a session gives for one frame (a {@link PoseResult} without where and how long the frame waited
+     * and ran): the pool adds those. {@code timings} splits the session's time into stages where the session
+     * can tell them apart ({@link org.pvn3d.ort.pipeline.Pvn3dPipeline}); a session whose network and pose
+     * stage are one graph ({@link FrameToPoseSession}) reports them as one inference.
+     */
+    public record Frame(Pose pose, float[] keypoints, int inliers, int points, int masked, PoseMetrics.Result metrics,
+            Pvn3dPipeline.Timings timings, Pose votingPose, IcpRefiner.Status refinement) {
+        /** The frame's part of a pipeline run. */
+        public static Frame of(Pvn3dPipeline.Result r) {
+            return new Frame(r.pose().pose(), r.pose().kps(), r.pose().inliers(), r.votes().n(), r.votes().maskedCount(), r.metrics(),
+                    r.timings(), r.voting().pose(), r.refinement().status());
+        }
+    }
+
+    /** A session's frame with the pool's figures. */
+    public static PoseResult of(String source, Frame f, String session, double queueMs, double serviceMs, double latencyMs) {
+        return new PoseResult(source, f.pose(), f.keypoints(), f.inliers(), f.points(), f.masked(), f.metrics(), f.timings(), session,
+                queueMs, serviceMs, latencyMs, f.votingPose(), f.refinement());
+    }
+
     /** The compact result of a pipeline run. */
     public static PoseResult of(String source, Pvn3dPipeline.Result r, String session, double queueMs, double serviceMs,
             double latencyMs) {
-        return new PoseResult(source, r.pose().pose(), r.pose().kps(), r.pose().inliers(), r.votes().n(), r.votes().maskedCount(),
-                r.metrics(), r.timings(), session, queueMs, serviceMs, latencyMs, r.voting().pose(), r.refinement().status());
+        return of(source, Frame.of(r), session, queueMs, serviceMs, latencyMs);
     }
 
     public boolean hasMetrics() {

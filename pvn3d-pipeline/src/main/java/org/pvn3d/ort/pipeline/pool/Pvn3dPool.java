@@ -54,9 +54,13 @@ import org.pvn3d.ort.pipeline.Pvn3dSample;
  * in flight is done, then closes the sessions.
  */
 public final class Pvn3dPool implements AutoCloseable {
-    /** A session as the pool drives it: frames run one at a time, on the worker thread that opened it. */
+    /**
+     * A session as the pool drives it: frames run one at a time, on the worker thread that opened it.
+     * {@link #pipelines} makes {@link Pvn3dPipeline} sessions, {@link FrameToPoseSession#factory} sessions
+     * with the pose head in the graph (precision modes, CUDA graphs).
+     */
     public interface PoolSession extends AutoCloseable {
-        Pvn3dPipeline.Result run(Pvn3dSample sample);
+        PoseResult.Frame run(Pvn3dSample sample);
 
         @Override
         void close();
@@ -92,8 +96,8 @@ public final class Pvn3dPool implements AutoCloseable {
             Pvn3dPipeline p = new Pvn3dPipeline(model, slot.config());
             return new PoolSession() {
                 @Override
-                public Pvn3dPipeline.Result run(Pvn3dSample sample) {
-                    return p.run(sample);
+                public PoseResult.Frame run(Pvn3dSample sample) {
+                    return PoseResult.Frame.of(p.run(sample));
                 }
 
                 @Override
@@ -567,7 +571,7 @@ public final class Pvn3dPool implements AutoCloseable {
         /** Runs one frame; false when the session failed for good and the slot is out of the pool. */
         private boolean serve(Job job) {
             long start = System.nanoTime();
-            Pvn3dPipeline.Result r;
+            PoseResult.Frame r;
             try {
                 r = session.run(job.sample);
             } catch (Throwable t) {

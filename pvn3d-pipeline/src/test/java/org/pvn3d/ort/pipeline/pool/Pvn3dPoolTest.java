@@ -61,14 +61,14 @@ class Pvn3dPoolTest {
             opened.incrementAndGet();
             return new Pvn3dPool.PoolSession() {
                 @Override
-                public Pvn3dPipeline.Result run(Pvn3dSample sample) {
+                public PoseResult.Frame run(Pvn3dSample sample) {
                     runs.incrementAndGet();
                     try {
                         gate.await();
                     } catch (InterruptedException e) {
                         throw new IllegalStateException(e);
                     }
-                    return cached;
+                    return PoseResult.Frame.of(cached);
                 }
 
                 @Override
@@ -130,7 +130,7 @@ class Pvn3dPoolTest {
             Pvn3dPool.PoolSession s = real.open(slot);
             return new Pvn3dPool.PoolSession() {
                 @Override
-                public Pvn3dPipeline.Result run(Pvn3dSample sample) {
+                public PoseResult.Frame run(Pvn3dSample sample) {
                     if (runs.incrementAndGet() == 3) {
                         throw new OrtException(OrtErrorCode.ORT_EP_FAIL, "injected: CUDA error 700, an illegal memory access");
                     }
@@ -185,7 +185,7 @@ class Pvn3dPoolTest {
             opened.incrementAndGet();
             return new Pvn3dPool.PoolSession() {
                 @Override
-                public Pvn3dPipeline.Result run(Pvn3dSample sample) {
+                public PoseResult.Frame run(Pvn3dSample sample) {
                     throw new OutOfMemoryError("injected: out of device memory");
                 }
 
