@@ -414,10 +414,8 @@ final class FrameToPoseCommand implements Callable<Integer> {
             for (boolean m : fp.mask()) {
                 masked += m ? 1 : 0;
             }
-            IcpRefiner.Result refined = icp == null || !s.has("model_points")
-                    ? IcpRefiner.Result.notRun(fp.pose(), IcpRefiner.Status.DISABLED)
-                    : icp.refine(fp.pose(), IcpRefiner.maskedPoints(s.cloud(), s.cloudChannels(), fp.mask()), s.modelPoints(),
-                            s.has("model_diameter") ? s.diameter() : IcpRefiner.diameter(s.modelPoints()));
+            IcpRefiner.Result refined = icp == null ? IcpRefiner.Result.notRun(fp.pose(), IcpRefiner.Status.DISABLED)
+                    : icp.refine(fp.pose(), s, fp.mask());
             double ms = (System.nanoTime() - t0) / 1e6;
             if (!s.hasGroundTruth()) {
                 return new FolderEvaluation.Row(name, s.points(), masked, fp.inliers(), Double.NaN, Double.NaN, Double.NaN, ms, null,

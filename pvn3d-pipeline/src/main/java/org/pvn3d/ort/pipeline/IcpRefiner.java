@@ -120,6 +120,20 @@ public final class IcpRefiner {
     }
 
     /**
+     * Refines {@code initial} against the points of {@code sample}'s cloud that {@code mask} keeps, with the
+     * sample's model points and {@code model_diameter} (computed from the points where the sample has none);
+     * not run ({@link Status#NO_MODEL_POINTS}) when the sample has no model points.
+     */
+    public Result refine(Pose initial, Pvn3dSample sample, boolean[] mask) {
+        if (!sample.has("model_points")) {
+            return Result.notRun(initial, Status.NO_MODEL_POINTS);
+        }
+        float[] model = sample.modelPoints();
+        double diameter = sample.has("model_diameter") ? sample.diameter() : diameter(model);
+        return refine(initial, maskedPoints(sample.cloud(), sample.cloudChannels(), mask), model, diameter);
+    }
+
+    /**
      * Refines {@code initial} (object frame to camera frame).
      *
      * @param observed    the observed points {@code [K,3]} in the camera frame (row-major x, y, z)

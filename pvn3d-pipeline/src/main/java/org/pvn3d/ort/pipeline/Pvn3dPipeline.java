@@ -447,13 +447,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
         if (settings == null) {
             return IcpRefiner.Result.notRun(initial, IcpRefiner.Status.DISABLED);
         }
-        if (!sample.has("model_points")) {
-            return IcpRefiner.Result.notRun(initial, IcpRefiner.Status.NO_MODEL_POINTS);
-        }
-        float[] model = sample.modelPoints();
-        double diameter = sample.has("model_diameter") ? sample.diameter() : IcpRefiner.diameter(model);
-        float[] observed = IcpRefiner.maskedPoints(sample.cloud(), sample.cloudChannels(), votes.mask());
-        return new IcpRefiner(settings).refine(initial, observed, model, diameter);
+        return new IcpRefiner(settings).refine(initial, sample, votes.mask());
     }
 
     private static Output output(Map<String, Output> outputs, String name) {

@@ -78,7 +78,8 @@ public final class FrameToPoseSession implements Pvn3dPool.PoolSession {
         for (boolean m : fp.mask()) {
             masked += m ? 1 : 0;
         }
-        IcpRefiner.Result refined = refine(sample, fp);
+        IcpRefiner.Result refined = icp == null ? IcpRefiner.Result.notRun(fp.pose(), IcpRefiner.Status.DISABLED)
+                : icp.refine(fp.pose(), sample, fp.mask());
         Pose pose = refined.refined() ? refined.pose() : fp.pose();
         long t2 = System.nanoTime();
         PoseMetrics.Result metrics = null;
@@ -91,19 +92,6 @@ public final class FrameToPoseSession implements Pvn3dPool.PoolSession {
                 new Pvn3dPipeline.Latency(1, runMs, runMs, runMs, runMs));
         return new PoseResult.Frame(pose, fp.kps(), fp.inliers(), sample.points(), masked, metrics, timings, fp.pose(),
                 refined.status());
-    }
-
-    /** ICP of the sample's model points against the masked cloud points, as {@link Pvn3dPipeline} refines. */
-    private IcpRefiner.Result refine(Pvn3dSample sample, FrameToPose.FramePose fp) {
-        if (icp == null) {
-            return IcpRefiner.Result.notRun(fp.pose(), IcpRefiner.Status.DISABLED);
-        }
-        if (!sample.has("model_points")) {
-            return IcpRefiner.Result.notRun(fp.pose(), IcpRefiner.Status.NO_MODEL_POINTS);
-        }
-        float[] model = sample.modelPoints();
-        double diameter = sample.has("model_diameter") ? sample.diameter() : IcpRefiner.diameter(model);
-        return icp.refine(fp.pose(), IcpRefiner.maskedPoints(sample.cloud(), sample.cloudChannels(), fp.mask()), model, diameter);
     }
 
     @Override
