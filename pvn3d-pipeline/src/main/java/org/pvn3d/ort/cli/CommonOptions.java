@@ -3,6 +3,7 @@ package org.pvn3d.ort.cli;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import org.pvn3d.ort.pipeline.FrameToPose;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -56,5 +57,33 @@ final class CommonOptions {
         if (file != null && !Files.isRegularFile(file)) {
             throw usage(spec, Files.isDirectory(file) ? what + " " + file + " is a folder, not a file" : "no " + what + " " + file);
         }
+    }
+
+    /** The precisions of a --precision list (strict, tf32, fp16; a usage error otherwise). */
+    static java.util.List<FrameToPose.Precision> precisions(CommandSpec spec, String[] values) {
+        java.util.List<FrameToPose.Precision> out = new java.util.ArrayList<>();
+        for (String p : values) {
+            try {
+                out.add(FrameToPose.Precision.parse(p));
+            } catch (IllegalArgumentException e) {
+                throw usage(spec, "--precision: " + e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * What the one-graph path needs of the other options: tf32, fp16 and CUDA graphs only on the CUDA provider,
+     * fp16 only with the fp16 conversion of the model (an existing file).
+     */
+    static void checkPrecisions(CommandSpec spec, boolean cuda, java.util.List<FrameToPose.Precision> precisions, boolean cudaGraph,
+            Path fp16Model) {
+        if (!cuda && (cudaGraph || precisions.stream().anyMatch(p -> p != FrameToPose.Precision.STRICT))) {
+            throw usage(spec, "--precision tf32/fp16 and --cuda-graph need --ep cuda");
+        }
+        if (precisions.contains(FrameToPose.Precision.FP16) && fp16Model == null) {
+            throw usage(spec, "--precision fp16 needs --fp16-model (exporter/convert_fp16.py makes it from --model)");
+        }
+        existing(spec, "fp16 model", fp16Model);
     }
 }

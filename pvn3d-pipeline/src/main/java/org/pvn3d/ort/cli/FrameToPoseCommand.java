@@ -140,15 +140,7 @@ final class FrameToPoseCommand implements Callable<Integer> {
     }
 
     private List<Precision> precisions() {
-        List<Precision> out = new ArrayList<>();
-        for (String p : precisions) {
-            try {
-                out.add(Precision.parse(p));
-            } catch (IllegalArgumentException e) {
-                throw CommonOptions.usage(spec, "--precision: " + e.getMessage());
-            }
-        }
-        return out;
+        return CommonOptions.precisions(spec, precisions);
     }
 
     private List<Boolean> graphs() {
@@ -164,9 +156,7 @@ final class FrameToPoseCommand implements Callable<Integer> {
         common.check(spec);
         List<Precision> ps = precisions();
         List<Boolean> gs = graphs();
-        if (!common.cuda() && (ps.stream().anyMatch(p -> p != Precision.STRICT) || gs.contains(true))) {
-            throw CommonOptions.usage(spec, "--precision tf32/fp16 and --cuda-graph need --ep cuda");
-        }
+        CommonOptions.checkPrecisions(spec, common.cuda(), ps, gs.contains(true), fp16Model);
         if (!common.cuda() && !cudaOptions.isEmpty()) {
             throw CommonOptions.usage(spec, "--cuda-option needs --ep cuda");
         }
@@ -174,9 +164,6 @@ final class FrameToPoseCommand implements Callable<Integer> {
             FrameToPose.Config.cuda(0).withCudaOptions(cudaOptions);
         } catch (IllegalArgumentException e) {
             throw CommonOptions.usage(spec, e.getMessage().replace("CUDA option ", "--cuda-option "));
-        }
-        if (ps.contains(Precision.FP16) && fp16Model == null) {
-            throw CommonOptions.usage(spec, "--precision fp16 needs --fp16-model (exporter/convert_fp16.py makes it from --model)");
         }
         for (int b : batches) {
             CommonOptions.atLeast(spec, "--batch", b, 1);
@@ -191,7 +178,6 @@ final class FrameToPoseCommand implements Callable<Integer> {
             throw CommonOptions.usage(spec, "--model needs --sample (the shipped sample belongs to the tiny model)");
         }
         CommonOptions.existing(spec, "model", model);
-        CommonOptions.existing(spec, "fp16 model", fp16Model);
         if (sample != null && !Files.exists(sample)) {
             throw CommonOptions.usage(spec, "no sample file or folder " + sample);
         }

@@ -185,13 +185,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             }
             return;
         }
-        if (!common.cuda() && (cudaGraph || modes.stream().anyMatch(m -> m != Precision.STRICT))) {
-            throw CommonOptions.usage(spec, "--precision tf32/fp16 and --cuda-graph need --ep cuda");
-        }
-        if (modes.contains(Precision.FP16) && fp16Model == null) {
-            throw CommonOptions.usage(spec, "--precision fp16 needs --fp16-model (exporter/convert_fp16.py makes it from --model)");
-        }
-        CommonOptions.existing(spec, "fp16 model", fp16Model);
+        CommonOptions.checkPrecisions(spec, common.cuda(), modes, cudaGraph, fp16Model);
         if (pipeline.pose != null || pipeline.noIoBinding || profiling.profile != null) {
             throw CommonOptions.usage(spec, "--pose, --no-io-binding and --profile set up the staged pipeline; with --precision "
                     + "the pose head runs inside the graph on bound device buffers");
@@ -200,18 +194,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
 
     /** The precisions of --precision (empty: the staged pipeline). */
     private List<Precision> modes() {
-        if (precisions == null) {
-            return List.of();
-        }
-        List<Precision> out = new ArrayList<>();
-        for (String p : precisions) {
-            try {
-                out.add(Precision.parse(p));
-            } catch (IllegalArgumentException e) {
-                throw CommonOptions.usage(spec, "--precision takes strict, tf32 or fp16, not " + p);
-            }
-        }
-        return out;
+        return precisions == null ? List.of() : CommonOptions.precisions(spec, precisions);
     }
 
     /** The devices the pool spreads over: --devices, else --device (default 0). */
@@ -371,7 +354,8 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             double[] l = Arrays.stream(latency).filter(Double::isFinite).sorted().toArray();
             double[] sv = Arrays.stream(service).filter(Double::isFinite).sorted().toArray();
             int ok = frames - failed.get();
-            return new Run(mode == null ? "pipeline" : mode.label(), mode != null && cudaGraph, sessionsPerDevice, sessions, threads, inFlight, frames, failed.get(), wall, ok / wall, percentile(l, 0.5),
+            return new Run(mode == null ? "pipeline" : mode.label(), mode != null && cudaGraph, sessionsPerDevice, sessions, threads,
+                    inFlight, frames, failed.get(), wall, ok / wall, percentile(l, 0.5),
                     percentile(l, 0.99), Arrays.stream(l).average().orElse(Double.NaN), l.length == 0 ? Double.NaN : l[l.length - 1],
                     percentile(sv, 0.5), percentile(sv, 0.99), per);
         }

@@ -54,7 +54,7 @@ class PoolBenchTest {
         String[] why = {
             "--precision tf32/fp16 and --cuda-graph need --ep cuda", "--precision tf32/fp16 and --cuda-graph need --ep cuda",
             "--precision tf32/fp16 and --cuda-graph need --ep cuda", "--cuda-graph and --fp16-model go with --precision",
-            "--precision takes strict, tf32 or fp16, not half", "with --precision the pose head runs inside the graph",
+            "--precision: precision must be strict, tf32 or fp16, not 'half'", "with --precision the pose head runs inside the graph",
             "--precision fp16 needs --fp16-model"};
         for (int i = 0; i < cases.length; i++) {
             String[] args = new String[cases[i].length + 1];
