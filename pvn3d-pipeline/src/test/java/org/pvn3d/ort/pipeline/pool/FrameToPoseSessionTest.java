@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.pvn3d.ort.OrtException;
-import org.pvn3d.ort.pipeline.FolderEvaluation;
 import org.pvn3d.ort.pipeline.FolderEvaluationTestSamples;
 import org.pvn3d.ort.pipeline.FrameToPose;
 import org.pvn3d.ort.pipeline.NativePoseSolver;
@@ -34,11 +33,7 @@ import org.pvn3d.ort.pipeline.Pvn3dSample;
 class FrameToPoseSessionTest {
     @Test
     void oneGraphSessionsGiveTheStagedPipelinesPoses(@TempDir Path dir) throws Exception {
-        FolderEvaluationTestSamples.write(dir);
-        List<Pvn3dSample> all = new ArrayList<>();
-        for (Path f : FolderEvaluation.samples(dir)) {
-            all.add(Pvn3dSample.read(f));
-        }
+        List<Pvn3dSample> all = FolderEvaluationTestSamples.writeAndRead(dir);
         // a one-graph session's buffers are fixed to its template's shapes: the frames of that size, twice
         int n = all.get(0).points();
         List<Pvn3dSample> samples = new ArrayList<>(all.stream().filter(s -> s.points() == n).toList());

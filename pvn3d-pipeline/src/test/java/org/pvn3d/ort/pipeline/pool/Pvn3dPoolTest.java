@@ -26,7 +26,6 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
-import org.pvn3d.ort.pipeline.FolderEvaluation;
 import org.pvn3d.ort.pipeline.FolderEvaluationTestSamples;
 import org.pvn3d.ort.pipeline.NativePoseSolver;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
@@ -79,11 +78,7 @@ class Pvn3dPoolTest {
 
     @Test
     void framesSpreadOverTwoSessionsGiveTheSinglePipelinesPoses(@TempDir Path dir) throws Exception {
-        FolderEvaluationTestSamples.write(dir);
-        List<Pvn3dSample> samples = new ArrayList<>();
-        for (Path f : FolderEvaluation.samples(dir)) {
-            samples.add(Pvn3dSample.read(f));
-        }
+        List<Pvn3dSample> samples = new ArrayList<>(FolderEvaluationTestSamples.writeAndRead(dir));
         samples.addAll(List.copyOf(samples));
         Map<String, Pvn3dPipeline.Result> direct = new java.util.HashMap<>();
         try (Pvn3dPipeline p = new Pvn3dPipeline(model, Pvn3dPipeline.Config.cpu().withPoseSolver(new NativePoseSolver()).withThreads(1))) {
