@@ -6,10 +6,10 @@
 #   bash benchmarks/gpu/run-overhead.sh [JAVA] [ORT_DIR]
 #        JAVA     default /opt/gpukit/jre/bin/java          ORT_DIR  default /opt/gpukit/ort
 #   environment:
-#     PARTS    what to run, default "machine tiny gc dispatch profile startup"; split it over device calls
-#              of under 10 minutes: "machine tiny" (~5 min with ROUNDS=2), "gc startup" (~2 min, plus
-#              building libpvn3d_ops the first time), "dispatch" (~8 min), "profile" (~2 min, plus the
-#              full model's export the first time)
+#     PARTS    what to run, default "machine tiny gc dispatch profile hosttime startup"; split it over
+#              device calls of under 10 minutes: "machine tiny" (~5 min with ROUNDS=2), "gc startup" (~2 min,
+#              plus building libpvn3d_ops the first time), "dispatch" (~8 min), "profile hosttime" (~3 min,
+#              plus the full model's export the first time)
 #     OUT      results folder, default benchmarks/results/<UTC date>-overhead-h200
 #     ROUNDS   rounds of the interleaved before/after runs of the tiny model, default 2
 #     DISPATCH_CPU  0: the dispatch part measures the CUDA provider only (the CPU cases have their own run)
@@ -36,6 +36,12 @@
 #             (NodeProfile: 300 warm-up runs, enough for the JIT to settle the compute path, then
 #             100 profiled), before and after: each custom node's host
 #             time at steady state, profile-{base,after}.txt/.json (benchmarks/scripts/profile_nodes.py)
+#   hosttime  the same model, sample and binding without ORT's profiler (it inflates every node's time):
+#             NodeHostTime, each custom node's host time from the runtime's JFR CustomOpCompute event (the
+#             time inside our compute upcall; 300 warm-up runs, 300 more with the event on, 100 recorded)
+#             and the run time of 100 runs with no recording, before and after:
+#             hosttime-{base,after}.txt/.json (a jar without NodeHostTime is skipped; a JVM without
+#             jdk.jfr: exit 3, said in the .txt)
 #   startup   StartupProbe (process start to the first add16 result; new sessions in a warm process)
 #             without and with the JDK's ahead-of-time cache: startup.txt
 set -uo pipefail
@@ -43,7 +49,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 JAVA=${1:-${JAVA:-/opt/gpukit/jre/bin/java}}
 ORT_DIR=${2:-${ORT_DIR:-/opt/gpukit/ort}}
-PARTS=${PARTS:-machine tiny gc dispatch profile startup}
+PARTS=${PARTS:-machine tiny gc dispatch profile hosttime startup}
 OUT=${OUT:-$top/benchmarks/results/$(date -u +%Y-%m-%d)-overhead-h200}
 ROUNDS=${ROUNDS:-2}
 BUILD=${BUILD:-/tmp/pvn3d-gpu-build}
@@ -152,13 +158,17 @@ if has dispatch; then
   done
 fi
 
-if has profile && [ "${CUDA:-1}" != 0 ]; then
-  OPS=$(ops_lib)
+full_model() {  # exports the full-size model into FULL_DIR when it is missing
   if [ ! -f "$FULL_DIR/pvn3d_full.onnx" ]; then
     phase "exporting the full-size PVN3D model into $FULL_DIR"
     python3 exporter/export_pvn3d.py --width full --no-verify --bunny-json "$BUNNY_JSON" --out-dir "$FULL_DIR" \
       > "$OUT/export-full.txt" 2>&1 || { tail -20 "$OUT/export-full.txt"; echo "run-overhead: export failed"; }
   fi
+}
+
+if has profile && [ "${CUDA:-1}" != 0 ]; then
+  OPS=$(ops_lib)
+  full_model
   if [ -f "$FULL_DIR/pvn3d_full.onnx" ]; then
     for which in "${jars[@]}"; do
       phase "full model, ORT profile, $which"
@@ -170,6 +180,27 @@ if has profile && [ "${CUDA:-1}" != 0 ]; then
       file=$(sed -n 's/^profile: //p' "$OUT/profile-run-$which.txt")
       [ -f "$file" ] && python3 benchmarks/scripts/profile_nodes.py "$file" --runs 100 --expect-runs 400 --json "$OUT/profile-$which.json" \
         | tee "$OUT/profile-$which.txt"
+    done
+  fi
+fi
+
+if has hosttime && [ "${CUDA:-1}" != 0 ]; then
+  OPS=$(ops_lib)
+  full_model
+  if [ -f "$FULL_DIR/pvn3d_full.onnx" ]; then
+    for which in "${jars[@]}"; do
+      # the "before" jar holds NodeHostTime only if make-bench-bundle.sh copied it into that build
+      if ! grep -qa 'org/pvn3d/ort/bench/NodeHostTime.class' "$(jar_of "$which")"; then
+        echo "run-overhead: $(jar_of "$which") has no NodeHostTime: hosttime $which skipped" | tee "$OUT/hosttime-$which.txt"
+        continue
+      fi
+      phase "full model, custom nodes' host time from JFR, $which"
+      "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ort_lib" -Dpvn3d.ops.path="$OPS" \
+        -Dpvn3d.cache.dir=/tmp/pvn3d-cache -cp "$(jar_of "$which")" org.pvn3d.ort.bench.NodeHostTime \
+        "$FULL_DIR/pvn3d_full.onnx" "$FULL_DIR/pvn3d_full_sample.bin" cuda 300 100 "$OUT/hosttime-$which.json" \
+        > "$OUT/hosttime-$which.txt" 2>&1
+      echo "NodeHostTime $which exit $?"
+      grep -vE "WARNING|session_state" "$OUT/hosttime-$which.txt" | tail -25
     done
   fi
 fi
