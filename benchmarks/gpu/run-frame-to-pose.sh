@@ -17,7 +17,14 @@
 #   frame-to-pose-breakdown.json  full model, B1: the pose head with the mean shift stopped at once (--max-iter 0)
 #                               beside the full run, and (with nsys) the kernels of 50 fp16 frames in nsys-kernels.txt
 #
+#   accuracy-full.json, frame-to-pose-heldout.txt  (part heldout, with FULL_CKPT) the trained full-size model per
+#                               precision on HELDOUT (default 200) unseen 480x640 test scenes, made here on the GPU
+#
 #   PARTS="export full inflight nhwc breakdown tiny" FRAMES=500 bash benchmarks/gpu/run-frame-to-pose.sh [JAVA] [ORT_DIR]
+#
+# FULL_CKPT=/tmp/pvn3d-run-full/state_dict.pt (exporter/gpu/train_on_gpu.sh WIDTH=full, an earlier call on the same
+# warm machine): the full-size model is that trained network (its state_dict.json gives the configuration; the sample
+# is the test split's scene 0) instead of random weights, exported into /tmp/pvn3d-full-trained.
 set -uo pipefail
 PARTS=${PARTS:-export full inflight nhwc breakdown tiny}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
@@ -29,6 +36,8 @@ OUT=${OUT:-$top/gpu-results}
 FRAMES=${FRAMES:-500}
 bundle=$top/.gpubundle
 full=/tmp/pvn3d-full
+FULL_CKPT=${FULL_CKPT:-}
+[ -n "$FULL_CKPT" ] && full=/tmp/pvn3d-full-trained
 mkdir -p "$OUT"
 [ -x "$JAVA" ] || { echo "run-frame-to-pose: no java at $JAVA" >&2; exit 1; }
 [ -f "$bundle/runtime.jar" ] || { echo "run-frame-to-pose: no bundle in $bundle (run make-bundle.sh)" >&2; exit 1; }
@@ -49,10 +58,17 @@ f2p() { java_run -cp "$jars" org.pvn3d.ort.cli.Main frame-to-pose --ep cuda "$@"
 log=$OUT/frame-to-pose-full.txt
 
 if part export; then
-  echo "== the full-size model (random weights) and the fp16 conversions" | tee "$log"
+  if [ -n "$FULL_CKPT" ]; then
+    echo "== the full-size model trained here ($FULL_CKPT) and the fp16 conversions" | tee "$log"
+    export_args=(--checkpoint "$FULL_CKPT" --dataset-sample test:0)
+  else
+    echo "== the full-size model (random weights) and the fp16 conversions" | tee "$log"
+    export_args=()
+  fi
   if [ ! -f "$full/pvn3d_full.onnx" ]; then
-    python3 exporter/export_pvn3d.py --width full --no-verify --bunny-json "$bundle/bunny.json" --out-dir "$full" \
-      > /tmp/pvn3d-full-export.txt 2>&1 || { echo "full export failed:"; tail -20 /tmp/pvn3d-full-export.txt; }
+    python3 exporter/export_pvn3d.py --width full --no-verify "${export_args[@]}" --bunny-json "$bundle/bunny.json" \
+      --out-dir "$full" > /tmp/pvn3d-full-export.txt 2>&1 || { echo "full export failed:"; tail -20 /tmp/pvn3d-full-export.txt; }
+    grep -E "checkpoint|model config|network|mask" /tmp/pvn3d-full-export.txt | tee -a "$log"
   fi
   python3 exporter/convert_fp16.py "$full/pvn3d_full.onnx" -o "$full/pvn3d_full_fp16.onnx" 2>&1 | tail -12 | tee -a "$log"
   python3 exporter/convert_fp16.py pvn3d-pipeline/src/main/resources/pvn3d/pvn3d_tiny.onnx -o /tmp/pvn3d_tiny_fp16.onnx 2>&1 \
@@ -108,6 +124,17 @@ if part breakdown; then
   else
     echo "no nsys on this machine (or no fp16 model): no kernel breakdown" | tee -a "$log"
   fi
+fi
+if part heldout && [ -n "$FULL_CKPT" ]; then
+  HELDOUT=${HELDOUT:-200}
+  echo "== the trained full-size model: $HELDOUT held-out 480x640 scenes per precision ($modes), B1, CUDA graph on" | tee -a "$log"
+  heldout=/tmp/pvn3d-heldout-full
+  [ -f "$heldout/index.json" ] || python3 exporter/make_dataset.py --split test --start 0 --count "$HELDOUT" --h 480 --w 640 \
+    --points 12288 --device cuda --batch 50 --bunny-json "$bundle/bunny.json" --out "$heldout" 2>&1 | tail -2 | tee -a "$log"
+  f2p "${full_args[@]}" --precision "$modes" --batch 1 --cuda-graph on --frames "$FRAMES" --warmup 20 \
+    --eval "$heldout" --eval-json "$OUT/accuracy-full.json" --json "$OUT/frame-to-pose-heldout.json" \
+    > "$OUT/frame-to-pose-heldout.txt" 2>&1
+  echo "heldout exit $?"; grep -E "^(strict|tf32|fp16|==|mean|voting)" "$OUT/frame-to-pose-heldout.txt"
 fi
 if part tiny; then
   tiny_modes=strict,tf32; tiny_args=()
