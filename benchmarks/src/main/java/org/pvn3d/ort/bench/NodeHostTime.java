@@ -2,7 +2,6 @@ package org.pvn3d.ort.bench;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,15 +12,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import org.pvn3d.ort.DeviceTensor;
-import org.pvn3d.ort.OnnxTensor;
-import org.pvn3d.ort.OnnxTensorLike;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtIoBinding;
-import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.SessionOptions;
-import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.jfr.OrtEvents;
 import org.pvn3d.ort.ops.Pvn3dOps;
@@ -33,7 +27,7 @@ import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
  * own CUDA nodes show 13 us in its profile while a whole one-node run takes 11 us). The event's duration
  * is exactly the time inside our compute upcall (ORT's dispatch up to the upcall is outside it); on the
  * CUDA provider that is the launch side, the GPU runs the work asynchronously. Session and IO binding as
- * {@link NodeProfile} sets them up: on {@code cuda} the inputs in GPU memory and every output bound to
+ * {@link NodeProfile} sets them up ({@link SampleBinding}): on {@code cuda} the inputs in GPU memory and every output bound to
  * the GPU, on {@code cpu} host inputs and outputs ORT allocates.
  *
  * <p>The steps: {@code WARMUP} runs with no recording; {@code RUNS} runs with no recording, each timed
@@ -119,38 +113,14 @@ public final class NodeHostTime {
         if (warmup < 0 || runs < 1) {
             throw new IllegalArgumentException("need WARMUP >= 0 and RUNS >= 1, not " + warmup + " and " + runs);
         }
-        List<OnnxTensorLike> tensors = new ArrayList<>();
-        List<DeviceBuffer> buffers = new ArrayList<>();
         try (SessionOptions options = new SessionOptions()) {
             Pvn3dOps.register(options).close(); // the options and the session keep the domain alive
             if (cuda) {
                 options.addExecutionProvider(new OrtCUDAProviderOptions(0));
             }
             try (OrtSession session = OrtEnvironment.getEnvironment().createSession(model, options);
-                    OrtIoBinding binding = session.createIoBinding();
-                    OrtMemoryInfo outputMemory = cuda ? OrtMemoryInfo.cuda(0) : OrtMemoryInfo.cpu()) {
-                for (String name : session.getInputNames()) {
-                    PvtFile.Entry e = sample.get(name);
-                    if (e == null) {
-                        throw new IllegalArgumentException("the sample has no input '" + name + "' (it has "
-                                + sample.keySet() + ")");
-                    }
-                    OnnxTensor host = e.toTensor();
-                    tensors.add(host);
-                    if (cuda) {
-                        DeviceBuffer b = DeviceBuffer.allocate(0, Math.max(1, e.data().length));
-                        buffers.add(b);
-                        b.copyFromHost(MemorySegment.ofArray(e.data()));
-                        DeviceTensor d = DeviceTensor.createTensor(b, e.type(), e.shape());
-                        tensors.add(d);
-                        binding.bindInput(name, d);
-                    } else {
-                        binding.bindInput(name, host);
-                    }
-                }
-                for (String name : session.getOutputNames()) {
-                    binding.bindOutput(name, outputMemory); // ORT allocates them there on each run
-                }
+                    SampleBinding bound = new SampleBinding(session, sample, "the sample", cuda)) {
+                OrtIoBinding binding = bound.binding();
                 Runnable run = () -> session.run(binding);
                 repeat(run, warmup);
                 double[] runMs = new double[runs];
@@ -164,9 +134,6 @@ public final class NodeHostTime {
                 return new Result(model.toString(), cuda ? "cuda" : "cpu", warmup, runs, recorded.events(),
                         nodes(recorded.micros(), recorded.operators()), median(runMs), p90(runMs));
             }
-        } finally {
-            tensors.forEach(OnnxTensorLike::close);
-            buffers.forEach(DeviceBuffer::close);
         }
     }
 

@@ -1,20 +1,12 @@
 package org.pvn3d.ort.bench;
 
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.pvn3d.ort.DeviceTensor;
-import org.pvn3d.ort.OnnxTensor;
-import org.pvn3d.ort.OnnxTensorLike;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtIoBinding;
-import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.SessionOptions;
-import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
 import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
@@ -50,8 +42,6 @@ public final class NodeProfile {
         };
         int warmup = Integer.parseInt(args[3]);
         int runs = Integer.parseInt(args[4]);
-        List<OnnxTensorLike> tensors = new ArrayList<>();
-        List<DeviceBuffer> buffers = new ArrayList<>();
         try (SessionOptions options = new SessionOptions()) {
             options.enableProfiling(args[5]);
             Pvn3dOps.register(options).close(); // the options and the session keep the domain alive
@@ -59,29 +49,8 @@ public final class NodeProfile {
                 options.addExecutionProvider(new OrtCUDAProviderOptions(0));
             }
             try (OrtSession session = OrtEnvironment.getEnvironment().createSession(model, options);
-                    OrtIoBinding binding = session.createIoBinding();
-                    OrtMemoryInfo outputMemory = cuda ? OrtMemoryInfo.cuda(0) : OrtMemoryInfo.cpu()) {
-                for (String name : session.getInputNames()) {
-                    PvtFile.Entry e = sample.get(name);
-                    if (e == null) {
-                        throw new IllegalArgumentException(args[1] + " has no input '" + name + "'");
-                    }
-                    OnnxTensor host = e.toTensor();
-                    tensors.add(host);
-                    if (cuda) {
-                        DeviceBuffer b = DeviceBuffer.allocate(0, Math.max(1, e.data().length));
-                        buffers.add(b);
-                        b.copyFromHost(MemorySegment.ofArray(e.data()));
-                        DeviceTensor d = DeviceTensor.createTensor(b, e.type(), e.shape());
-                        tensors.add(d);
-                        binding.bindInput(name, d);
-                    } else {
-                        binding.bindInput(name, host);
-                    }
-                }
-                for (String name : session.getOutputNames()) {
-                    binding.bindOutput(name, outputMemory); // ORT allocates them there on each run
-                }
+                    SampleBinding bound = new SampleBinding(session, sample, args[1], cuda)) {
+                OrtIoBinding binding = bound.binding();
                 long[] ns = new long[runs];
                 for (int i = -warmup; i < runs; i++) {
                     long t = System.nanoTime();
@@ -95,9 +64,6 @@ public final class NodeProfile {
                         warmup, ns[runs / 2] / 1e6, cuda ? "CUDA" : "CPU");
                 System.out.println("profile: " + session.endProfiling());
             }
-        } finally {
-            tensors.forEach(OnnxTensorLike::close);
-            buffers.forEach(DeviceBuffer::close);
         }
     }
 }
