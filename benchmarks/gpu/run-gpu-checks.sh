@@ -3,6 +3,7 @@
 # build for that machine's CUDA (e.g. the GPU kit's /opt/gpukit/jre and /opt/gpukit/ort), given the
 # bundle made by benchmarks/gpu/make-bundle.sh. Writes its logs to $OUT (default ./gpu-results):
 #   machine.txt   GPU, driver, CUDA, date          native-ctest.txt  ctest of the native library (GPU tests included)
+#   bench-cuda.txt, host-launch.txt  (part bench) the kernels' device times; each launcher's host time per call
 #   junit.txt     the Java suite on this GPU (CUDA provider tests included; the PVN3D model with the pose
 #                 head, exported here with this machine's PyTorch, runs through PoseHeadModelTest)
 #   memory-probe.txt  NativeMemoryProbe: the C heap's floor per window of runs on this machine's ORT
@@ -57,6 +58,8 @@ if part bench; then
   echo "== kernel timings (CUDA events, median per call): PointNet++ operators, then the pose operators"
   "$build/pvn3d_bench_cuda" > "$OUT/bench-cuda.txt" 2>&1; echo "bench exit $?"
   "$build/pvn3d_bench_cuda" --pose >> "$OUT/bench-cuda.txt" 2>&1; echo "bench --pose exit $?"
+  "$build/pvn3d_bench_cuda" --host "$OUT/host-launch.txt" > /tmp/host-launch.log 2>&1; echo "bench --host exit $?"
+  grep -E "^(ERROR|SKIPPED)" /tmp/host-launch.log; cat "$OUT/host-launch.txt" 2>/dev/null
   cat "$OUT/bench-cuda.txt"
 fi
 

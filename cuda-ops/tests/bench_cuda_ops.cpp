@@ -17,6 +17,12 @@
 //                                       median of 5 calls after one warm-up (--quick: of 3), on n
 //                                       threads (pvn3d_set_num_threads; default: the library's default,
 //                                       OMP_NUM_THREADS or all cores)
+//   pvn3d_bench_cuda --host [file]      the host side of each launcher instead: wall-clock microseconds of
+//                                       one call (what a custom node's compute upcall spends inside
+//                                       libpvn3d_ops) at the full-size PVN3D's batch-1 shapes, with and
+//                                       without the index report (a mapped pinned flag, as the Java
+//                                       kernels pass it), beside a bare cudaMemsetAsync and cudaEventRecord;
+//                                       also written to `file`
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -398,6 +404,114 @@ int bench_pose(const char* out_path) {
   return g_failed ? 1 : 0;
 }
 
+// ---- host cost of a launch ---------------------------------------------------------------------
+
+// Median and 90th percentile of the host wall time of one call, in microseconds: 3 x 32 calls of warm-up,
+// then `calls` calls, the stream synchronised after every 32 outside the timed calls (the queue stays
+// short, as in a run of the model, where each node enqueues a few operations).
+void host_time(std::FILE* out, const char* name, const std::function<pvn3d_status()>& launch, int calls) {
+  constexpr int kBatch = 32;
+  std::vector<double> us;
+  us.reserve(static_cast<size_t>(calls));
+  for (int i = -3 * kBatch; i < calls; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const pvn3d_status s = launch();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!ok(s, name)) return;
+    if (i >= 0) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    if ((i + 1) % kBatch == 0) ok(pvn3d_cuda_stream_synchronize(g_stream), "sync");
+  }
+  ok(pvn3d_cuda_stream_synchronize(g_stream), "sync");
+  std::sort(us.begin(), us.end());
+  const double p50 = us[us.size() / 2], p90 = us[us.size() * 9 / 10];
+  for (std::FILE* f : {stdout, out}) {
+    if (f == nullptr) continue;
+    std::fprintf(f, "%-72s host us  median %7.2f  p90 %7.2f  min %7.2f\n", name, p50, p90, us.front());
+    std::fflush(f);
+  }
+}
+
+int bench_host(const char* out_path) {
+  std::FILE* out = out_path ? std::fopen(out_path, "w") : nullptr;
+  const int calls = g_iters * 20;
+  // the index flag as the Java kernels hold it: 16 bytes of mapped pinned memory, the device alias passed
+  void* flag_host = nullptr;
+  void* flag_dev = nullptr;
+  ok(pvn3d_cuda_malloc_host(&flag_host, 16, 1), "malloc_host");
+  ok(pvn3d_cuda_host_device_pointer(&flag_dev, flag_host), "host_device_pointer");
+  std::memset(flag_host, 0xFF, 16);
+  int64_t* flag = static_cast<int64_t*>(flag_dev);
+  void* ev = nullptr;
+  pvn3d_cuda_event_create(&ev);
+  for (std::FILE* f : {stdout, out})
+    if (f) std::fprintf(f, "host time of one call, %d calls after warm-up, stream synchronised every 32 (untimed)\n", calls);
+  host_time(out, "cudaEventRecord (baseline: a stream operation without a kernel)",
+            [&] { return pvn3d_cuda_event_record(ev, g_stream); }, calls);
+  host_time(out, "cudaMemsetAsync 16 B of the mapped flag (what the index report adds first)",
+            [&] { return pvn3d_cuda_memset_async(flag, 0xFF, 16, g_stream); }, calls);
+
+  Rng rng(11);
+  const int64_t N = 12288, M = 2048, S = 16;
+  const auto cloud = testdata::random_cloud(rng, 1, N, 0.f, 0.5f);
+  float* xyz = upload(cloud);
+  float* centres = upload(testdata::centres_from(rng, cloud, 1, N, M, 0.f));
+  int64_t* fps_idx = alloc<int64_t>(static_cast<size_t>(M));
+  for (int64_t n : {N, int64_t{2048}, int64_t{1024}, int64_t{512}}) {
+    const int64_t np = n == N ? M : n == 2048 ? 1024 : n == 1024 ? 512 : 128;
+    const size_t ws = pvn3d_furthest_point_sample_cuda_workspace_bytes(1, n, np);
+    void* w = alloc<unsigned char>(ws);
+    char name[96];
+    std::snprintf(name, sizeof name, "FurthestPointSample B=1 N=%lld -> %lld", (long long)n, (long long)np);
+    host_time(out, name, [&] { return pvn3d_furthest_point_sample_cuda(1, n, np, xyz, fps_idx, w, ws, g_stream); },
+              calls / 4);
+    pvn3d_cuda_free(w);
+  }
+  int64_t* ball = alloc<int64_t>(static_cast<size_t>(M * S));
+  host_time(out, "BallQuery B=1 N=12288 M=2048 S=16 r=0.0175",
+            [&] { return pvn3d_ball_query_cuda(1, N, M, 0.0175f, S, xyz, centres, ball, g_stream); }, calls);
+  float* feats = upload(testdata::random_floats(rng, 6 * N, -1, 1));
+  int64_t* gidx = upload(testdata::random_indices(rng, M * S, N));
+  float* grouped = alloc<float>(static_cast<size_t>(6 * M * S));
+  host_time(out, "GroupPoints B=1 C=6 N=12288 M=2048 S=16, index report",
+            [&] { return pvn3d_group_points_cuda(1, 6, N, M, S, feats, gidx, grouped, flag, g_stream); }, calls);
+  host_time(out, "GroupPoints B=1 C=6 N=12288 M=2048 S=16, no index report",
+            [&] { return pvn3d_group_points_cuda(1, 6, N, M, S, feats, gidx, grouped, nullptr, g_stream); }, calls);
+  int64_t* pidx = upload(testdata::random_indices(rng, M, N));
+  float* gathered = alloc<float>(static_cast<size_t>(3 * M));
+  host_time(out, "GatherPoints B=1 C=3 N=12288 M=2048, index report",
+            [&] { return pvn3d_gather_points_cuda(1, 3, N, M, xyz, pidx, gathered, flag, g_stream); }, calls);
+  host_time(out, "GatherPoints B=1 C=3 N=12288 M=2048, no index report",
+            [&] { return pvn3d_gather_points_cuda(1, 3, N, M, xyz, pidx, gathered, nullptr, g_stream); }, calls);
+  float* dist = alloc<float>(static_cast<size_t>(N * 3));
+  int64_t* nn = alloc<int64_t>(static_cast<size_t>(N * 3));
+  host_time(out, "ThreeNN B=1 n=12288 m=2048",
+            [&] { return pvn3d_three_nn_cuda(1, N, M, xyz, centres, dist, nn, g_stream); }, calls);
+  const int64_t C = 128;
+  float* coarse = upload(testdata::random_floats(rng, C * M, -1, 1));
+  int64_t* iidx = upload(testdata::random_indices(rng, N * 3, M));
+  float* weights = upload(testdata::random_weights(rng, 1, N));
+  float* fine = alloc<float>(static_cast<size_t>(C * N));
+  host_time(out, "ThreeInterpolate B=1 C=128 m=2048 n=12288, index report",
+            [&] { return pvn3d_three_interpolate_cuda(1, C, M, N, coarse, iidx, weights, fine, flag, g_stream); }, calls);
+  host_time(out, "ThreeInterpolate B=1 C=128 m=2048 n=12288, no index report",
+            [&] { return pvn3d_three_interpolate_cuda(1, C, M, N, coarse, iidx, weights, fine, nullptr, g_stream); },
+            calls);
+  if (static_cast<int64_t*>(flag_host)[0] != -1) {
+    std::printf("ERROR: an index report was raised on valid indices\n");
+    g_failed = true;
+  }
+  for (void* p : {static_cast<void*>(xyz), static_cast<void*>(centres), static_cast<void*>(fps_idx),
+                  static_cast<void*>(ball), static_cast<void*>(feats), static_cast<void*>(gidx),
+                  static_cast<void*>(grouped), static_cast<void*>(pidx), static_cast<void*>(gathered),
+                  static_cast<void*>(dist), static_cast<void*>(nn), static_cast<void*>(coarse),
+                  static_cast<void*>(iidx), static_cast<void*>(weights), static_cast<void*>(fine)})
+    pvn3d_cuda_free(p);
+  pvn3d_cuda_event_destroy(ev);
+  pvn3d_cuda_free_host(flag_host);
+  if (out) std::fclose(out);
+  return g_failed ? 1 : 0;
+}
+
 // ---- CPU kernels -------------------------------------------------------------------------------
 
 void bench_fps_cpu(int64_t B, int64_t N, int64_t np, int reps) {
@@ -436,11 +550,16 @@ int bench_cpu() {
 
 int main(int argc, char** argv) {
   const char* pose_out = nullptr;
-  bool pose = false, cpu = false;
+  const char* host_out = nullptr;
+  bool pose = false, cpu = false, host = false;
   for (int a = 1; a < argc; ++a) {
     if (std::strcmp(argv[a], "--quick") == 0) g_iters = 20;
     if (std::strcmp(argv[a], "--cpu") == 0) cpu = true;
     if (std::strcmp(argv[a], "--threads") == 0 && a + 1 < argc) pvn3d_set_num_threads(std::atoi(argv[++a]));
+    if (std::strcmp(argv[a], "--host") == 0) {
+      host = true;
+      if (a + 1 < argc && argv[a + 1][0] != '-') host_out = argv[++a];
+    }
     if (std::strcmp(argv[a], "--pose") == 0) {
       pose = true;
       if (a + 1 < argc && argv[a + 1][0] != '-') pose_out = argv[++a];
@@ -459,6 +578,11 @@ int main(int argc, char** argv) {
   std::printf("pvn3d_bench_cuda: libpvn3d_ops %s on %s (cc %d.%d, %d SMs); times in ms, CUDA events\n", pvn3d_version(),
               name, major, minor, sms);
   pvn3d_cuda_stream_create(&g_stream, 1);
+  if (host) {
+    const int rc = bench_host(host_out);
+    pvn3d_cuda_stream_destroy(g_stream);
+    return rc;
+  }
   if (pose) {
     const int rc = bench_pose(pose_out);
     pvn3d_cuda_stream_destroy(g_stream);
