@@ -17,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
+import org.pvn3d.ort.pipeline.OnnxGraphNodes;
 import org.pvn3d.ort.pipeline.Pvn3dSample;
 
 /**
@@ -82,58 +83,15 @@ class NodeHostTimeTest {
         assertEquals(9, NodeHostTime.p90(ten)); // index round(0.9 * 9) = 8 of 1..10
     }
 
-    // ---- the model's custom nodes, from its protobuf: ModelProto.graph (7) .node (1): name (3), op_type (4), domain (7) ----
+    // ---- the model's custom nodes (domain ai.onnx.contrib), from its protobuf ----
 
     private static Map<String, String> customNodes(byte[] model) {
         Map<String, String> out = new TreeMap<>();
-        for (byte[] graph : fields(model, 7)) {
-            for (byte[] node : fields(graph, 1)) {
-                String domain = string(node, 7);
-                if (Pvn3dOps.DOMAIN.equals(domain)) {
-                    out.put(string(node, 3), string(node, 4));
-                }
+        for (OnnxGraphNodes.Node node : OnnxGraphNodes.of(model)) {
+            if (Pvn3dOps.DOMAIN.equals(node.domain())) {
+                out.put(node.name(), node.opType());
             }
         }
         return out;
-    }
-
-    private static String string(byte[] msg, int number) {
-        List<byte[]> f = fields(msg, number);
-        return f.isEmpty() ? "" : new String(f.get(0), java.nio.charset.StandardCharsets.UTF_8);
-    }
-
-    /** The length-delimited fields numbered {@code number} of a protobuf message. */
-    private static List<byte[]> fields(byte[] msg, int number) {
-        List<byte[]> out = new ArrayList<>();
-        int[] pos = {0};
-        while (pos[0] < msg.length) {
-            long key = varint(msg, pos);
-            int wire = (int) (key & 7);
-            switch (wire) {
-                case 0 -> varint(msg, pos);
-                case 1 -> pos[0] += 8;
-                case 5 -> pos[0] += 4;
-                case 2 -> {
-                    int len = (int) varint(msg, pos);
-                    if (key >>> 3 == number) {
-                        out.add(Arrays.copyOfRange(msg, pos[0], pos[0] + len));
-                    }
-                    pos[0] += len;
-                }
-                default -> throw new IllegalStateException("wire type " + wire);
-            }
-        }
-        return out;
-    }
-
-    private static long varint(byte[] b, int[] pos) {
-        long v = 0;
-        for (int shift = 0; ; shift += 7) {
-            int x = b[pos[0]++] & 0xFF;
-            v |= (long) (x & 0x7F) << shift;
-            if ((x & 0x80) == 0) {
-                return v;
-            }
-        }
     }
 }

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.pvn3d.ort.jfr.OrtEvents;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.pipeline.OnnxGraphNodes;
 import org.pvn3d.ort.pipeline.Pvn3dPipeline;
 import org.pvn3d.ort.profile.ProfileSummary;
 
@@ -235,49 +236,9 @@ class ProfilingCliTest {
             bytes = model.readAllBytes();
         }
         Map<String, Integer> counts = new TreeMap<>();
-        for (byte[] graph : fields(bytes, 7)) { // ModelProto.graph
-            for (byte[] node : fields(graph, 1)) { // GraphProto.node
-                for (byte[] opType : fields(node, 4)) { // NodeProto.op_type
-                    counts.merge(new String(opType, java.nio.charset.StandardCharsets.UTF_8), 1, Integer::sum);
-                }
-            }
+        for (OnnxGraphNodes.Node node : OnnxGraphNodes.of(bytes)) {
+            counts.merge(node.opType(), 1, Integer::sum);
         }
         return counts;
-    }
-
-    /** The length-delimited fields numbered {@code number} of a protobuf message. */
-    static List<byte[]> fields(byte[] msg, int number) {
-        List<byte[]> out = new ArrayList<>();
-        int[] pos = {0};
-        while (pos[0] < msg.length) {
-            long key = varint(msg, pos);
-            int wire = (int) (key & 7);
-            long field = key >>> 3;
-            switch (wire) {
-                case 0 -> varint(msg, pos);
-                case 1 -> pos[0] += 8;
-                case 5 -> pos[0] += 4;
-                case 2 -> {
-                    int len = (int) varint(msg, pos);
-                    if (field == number) {
-                        out.add(java.util.Arrays.copyOfRange(msg, pos[0], pos[0] + len));
-                    }
-                    pos[0] += len;
-                }
-                default -> throw new IllegalStateException("wire type " + wire);
-            }
-        }
-        return out;
-    }
-
-    private static long varint(byte[] b, int[] pos) {
-        long v = 0;
-        for (int shift = 0; ; shift += 7) {
-            int x = b[pos[0]++] & 0xFF;
-            v |= (long) (x & 0x7F) << shift;
-            if ((x & 0x80) == 0) {
-                return v;
-            }
-        }
     }
 }
