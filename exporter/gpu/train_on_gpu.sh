@@ -7,10 +7,10 @@
 # state_dict.pt + state_dict.json (the best model by validation), last.pt (to resume).
 #
 #   BUDGET=540 BATCH=64 STEPS=8000 bash exporter/gpu/train_on_gpu.sh
-#   WIDTH=full BUDGET=500 BATCH=16 STEPS=2000 AMP=bf16 bash exporter/gpu/train_on_gpu.sh
+#   WIDTH=full BUDGET=530 BATCH=16 STEPS=1500 AMP=bf16 VAL_EVERY=250 bash exporter/gpu/train_on_gpu.sh
 #
 # WIDTH (default tiny) picks the network; full trains the paper-sized network on 480x640 frames with
-# 12288 points (H, W, POINTS override the image size and point count). Its weights (~160 MB) are over
+# 12288 points (H, W, POINTS override the image size and point count). Its weights (148 MB) are over
 # what a device call brings back (16 MiB a file): they stay in RUN (default /tmp/pvn3d-run-WIDTH) for
 # the next call on the same warm machine (benchmarks/gpu/run-frame-to-pose.sh FULL_CKPT=...), and only
 # the logs, the curves and state_dict.json come back.
