@@ -17,6 +17,10 @@
 #   frame-to-pose-breakdown.json  full model, B1: the pose head with the mean shift stopped at once (--max-iter 0)
 #                               beside the full run, and (with nsys) the kernels of 50 fp16 frames in nsys-kernels.txt
 #
+#   frame-to-pose-options.json  (part options, not in the default parts) full model, B1 and B8, CUDA graph on, once per
+#                               CUDA-provider option in OPTIONS (default "fuse_conv_bias=1 cudnn_conv_algo_search=HEURISTIC"),
+#                               each alone; e.g. fuse_conv_bias lets cuDNN add the bias inside the fp16 convolutions, which
+#                               ORT's own Conv+Relu fusion does only for float
 #   accuracy-full.json, frame-to-pose-heldout.txt  (part heldout, with FULL_CKPT) the trained full-size model per
 #                               precision on HELDOUT (default 200) unseen 480x640 test scenes, made here on the GPU
 #
@@ -92,6 +96,17 @@ if part nhwc; then
   echo "== full-size model, CUDA graph off, prefer_nhwc=1 ($modes)" | tee -a "$log"
   f2p "${full_args[@]}" --precision "$modes" --batch 1,8 --cuda-graph off --cuda-option prefer_nhwc=1 --frames "$FRAMES" \
     --warmup 20 --json "$OUT/frame-to-pose-nhwc.json" 2>&1 | tee -a "$log"
+fi
+if part options; then
+  OPTIONS=${OPTIONS:-fuse_conv_bias=1 cudnn_conv_algo_search=HEURISTIC}
+  rm -f /tmp/f2p-options-*.json
+  for opt in $OPTIONS; do
+    echo "== full-size model, CUDA graph on, --cuda-option $opt ($modes)" | tee -a "$log"
+    f2p "${full_args[@]}" --precision "$modes" --batch 1,8 --cuda-graph on --cuda-option "$opt" --frames "$FRAMES" \
+      --warmup 20 --json "/tmp/f2p-options-${opt%%=*}.json" 2>&1 | tee -a "$log"
+  done
+  python3 -c 'import json, sys; print(json.dumps([r for f in sys.argv[1:] for r in json.load(open(f))], indent=1))' \
+    /tmp/f2p-options-*.json > "$OUT/frame-to-pose-options.json"
 fi
 if part ncu; then
   # One fp16 frame's kernels and their GPU times: Nsight Compute replays each kernel of three runs (the
