@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -19,6 +20,7 @@ import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.jfr.OrtEvents;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.pipeline.Json;
 import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
@@ -203,48 +205,27 @@ public final class NodeHostTime {
 
     /** The result as a JSON object (the fields the class comment lists, times in us and ms). */
     static String json(Result r) {
-        StringBuilder b = new StringBuilder("{\n");
-        b.append(" \"model\": ").append(quote(r.model())).append(",\n");
-        b.append(" \"provider\": ").append(quote(r.provider())).append(",\n");
-        b.append(" \"warmup\": ").append(r.warmup()).append(",\n");
-        b.append(" \"runs\": ").append(r.runs()).append(",\n");
-        b.append(" \"events\": ").append(r.events()).append(",\n");
-        b.append(" \"nodes\": [");
-        for (int i = 0; i < r.nodes().size(); i++) {
-            Node n = r.nodes().get(i);
-            b.append(i == 0 ? "\n" : ",\n").append(String.format(Locale.ROOT,
-                    "  {\"node\": %s, \"operator\": %s, \"count\": %d, \"median_us\": %s, \"p90_us\": %s, \"max_us\": %s}",
-                    quote(n.node()), quote(n.operator()), n.count(), number(n.medianUs()), number(n.p90Us()),
-                    number(n.maxUs())));
-        }
-        b.append("\n ],\n");
-        b.append(" \"custom_node_host_us_median\": ").append(number(r.customNodeHostUsMedian())).append(",\n");
-        b.append(" \"custom_node_host_us_max\": ").append(number(r.customNodeHostUsMax())).append(",\n");
-        b.append(" \"run_ms_median\": ").append(number(r.runMsMedian())).append(",\n");
-        b.append(" \"run_ms_p90\": ").append(number(r.runMsP90())).append("\n}\n");
-        return b.toString();
-    }
-
-    private static String number(double v) {
-        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.3f", v) : "null"; // JSON has no NaN
-    }
-
-    private static String quote(String s) {
-        if (s == null) {
-            return "null";
-        }
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\r' -> b.append("\\r");
-                case '\t' -> b.append("\\t");
-                default -> b.append(c < 0x20 ? String.format("\\u%04x", (int) c) : String.valueOf(c));
-            }
-        }
-        return b.append('"').toString();
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("model", r.model());
+        o.put("provider", r.provider());
+        o.put("warmup", r.warmup());
+        o.put("runs", r.runs());
+        o.put("events", r.events());
+        o.put("nodes", r.nodes().stream().map(n -> {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("node", n.node());
+            m.put("operator", n.operator());
+            m.put("count", n.count());
+            m.put("median_us", n.medianUs());
+            m.put("p90_us", n.p90Us());
+            m.put("max_us", n.maxUs());
+            return m;
+        }).toList());
+        o.put("custom_node_host_us_median", r.customNodeHostUsMedian());
+        o.put("custom_node_host_us_max", r.customNodeHostUsMax());
+        o.put("run_ms_median", r.runMsMedian());
+        o.put("run_ms_p90", r.runMsP90());
+        return Json.write(o);
     }
 
     /** Everything that touches jdk.jfr, loaded only once {@link OrtEvents#isAvailable()} said yes. */
