@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(kGatherThreads)
     const int64_t ipos = b * P + p;
     const int64_t v = __ldg(idx + ipos);
     const bool ok = index_ok(v, N);
-    if (!ok) record_bad_index(index_error, ipos);
+    if (!ok) record_bad_index(index_error, ipos, v);
     const float* f = features + (b * C + c0) * N + (ok ? v : 0);
     float* o = out + (b * C + c0) * P + p;
     const int nc = static_cast<int>(C - c0 < kGatherChannels ? C - c0 : kGatherChannels);
@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(kStagedThreads, 2)
       for (int e = 0; e < V; ++e) {
         ok[e] = index_ok(v[e], N);
         at[e] = ok[e] ? static_cast<int>(v[e]) : 0;
-        if (!ok[e] && r0 == 0) record_bad_index(index_error, ipos + e);
+        if (!ok[e] && r0 == 0) record_bad_index(index_error, ipos + e, v[e]);
       }
       for (int k = r0; k < nc; k += share) {
         const float* row = staged + k * N;
@@ -217,10 +217,6 @@ pvn3d_status gather_rows_cuda(const char* op, const float* features, const int64
   if (gx > INT32_MAX) return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: too many points per batch for CUDA (%lld)", op, (long long)P);
   const int64_t gy = B * chunks < 65535 ? B * chunks : 65535;
   pvn3d::cuda::clear_stale_error();
-  {
-    const pvn3d_status s = index_error_begin(op, index_error, stream);
-    if (s != PVN3D_OK) return s;
-  }
   // Staged when a block's rows are repaid by the positions it serves (N <= 4 P: a direct 4-byte
   // gather moves a 32-byte sector per output, staging moves N/P bytes per output byte, coalesced).
   const RowsPlan plan = N <= 4 * P ? plan_rows(B, C, N, P, N / 4 > 512 ? N / 4 : 512, 1.0) : RowsPlan{};
@@ -235,11 +231,7 @@ pvn3d_status gather_rows_cuda(const char* op, const float* features, const int64
     gather_direct_kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kGatherThreads, 0, stream>>>(
         features, idx, B, C, N, P, out, index_error);
   }
-  {
-    const pvn3d_status s = check_launch(op);
-    if (s != PVN3D_OK) return s;
-  }
-  return index_error_finish(op, index_error, idx, stream);
+  return check_launch(op);
 }
 
 }  // namespace cuda

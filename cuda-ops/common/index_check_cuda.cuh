@@ -1,11 +1,10 @@
 /*
  * Device side of the index-error protocol of index_check.h (internal; .cu files only).
  *
- * A launcher that validates indices does, on its stream:
- *   PVN3D_TRY(index_error_begin(op, index_error, stream));     // {-1,-1}; no-op when NULL
- *   kernel<<<...>>>(..., index_error);                         // record_bad_index(index_error, p)
- *   PVN3D_TRY(check_launch(op));
- *   PVN3D_TRY(index_error_finish(op, index_error, idx, stream)); // index_error[1] = idx[index_error[0]]
+ * A launcher that validates indices passes the caller's buffer to its kernel and adds nothing to the
+ * stream: the caller has reset the buffer to {-1, -1}; the kernel calls
+ *   if (!index_ok(v, limit)) record_bad_index(index_error, p, v);
+ * for a bad index v at flat position p of the index tensor, and reads nothing out of bounds.
  */
 #ifndef PVN3D_COMMON_INDEX_CHECK_CUDA_CUH
 #define PVN3D_COMMON_INDEX_CHECK_CUDA_CUH
@@ -17,19 +16,21 @@
 namespace pvn3d {
 namespace cuda {
 
-/* Records a bad index at flat position p (keeps the lowest position). index_error may be NULL. */
-__device__ __forceinline__ void record_bad_index(int64_t* index_error, int64_t p) {
-  if (index_error != nullptr)
-    atomicMin(reinterpret_cast<unsigned long long*>(index_error), static_cast<unsigned long long>(p));
+/* Records bad index v at flat position p (index_check.h step 2): both words keep the lowest position's
+ * pair, so no second pass has to look the value up. index_error may be NULL. */
+__device__ __forceinline__ void record_bad_index(int64_t* index_error, int64_t p, int64_t v) {
+  if (index_error == nullptr) return;
+  const unsigned long long pos = p < 0xFFFFFFFELL ? static_cast<unsigned long long>(p) : 0xFFFFFFFEull;
+  const unsigned long long bits = static_cast<unsigned long long>(v);
+  auto* words = reinterpret_cast<unsigned long long*>(index_error);
+  atomicMin(words, (pos << 32) | (bits >> 32));
+  atomicMin(words + 1, (pos << 32) | (bits & 0xFFFFFFFFull));
 }
 
 /* True when v is a valid index in [0, limit). */
 __device__ __forceinline__ bool index_ok(int64_t v, int64_t limit) {
   return static_cast<uint64_t>(v) < static_cast<uint64_t>(limit);
 }
-
-pvn3d_status index_error_begin(const char* op, int64_t* index_error, cudaStream_t stream);
-pvn3d_status index_error_finish(const char* op, int64_t* index_error, const int64_t* idx, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace pvn3d

@@ -29,10 +29,12 @@ PVN3D_API pvn3d_status pvn3d_group_points_cpu(int64_t B, int64_t C, int64_t N, i
                                                const float* features, const int64_t* idx, float* out);
 
 /* CUDA launcher (device pointers) on `stream` (cudaStream_t, NULL = legacy default); no sync.
- * index_error: caller-owned device int64[2] (index_check.h): after the stream work is done it
- * holds {-1, -1}, or {lowest flat position in idx of a bad index, that index}; out is 0 wherever the
- * index was bad. Turn it into the CPU path's status with
- * pvn3d_index_error_describe("PVN3D_GroupPoints", "idx", pos, value, N). NULL: no report. */
+ * index_error: caller-owned int64[2] the device can write, holding {-1, -1} when the launch runs (the
+ * caller resets it after reading a report; index_check.h): after the stream work is done it still
+ * holds {-1, -1}, or the report of the lowest flat position in idx of a bad index; out is 0 wherever the
+ * index was bad.
+ * Turn it into the CPU path's status with pvn3d_index_error_describe("PVN3D_GroupPoints", "idx",
+ * PVN3D_INDEX_ERROR_POSITION(w0), PVN3D_INDEX_ERROR_VALUE(w0, w1), N). NULL: no report. */
 PVN3D_API pvn3d_status pvn3d_group_points_cuda(int64_t B, int64_t C, int64_t N, int64_t M, int64_t S,
                                                 const float* features, const int64_t* idx, float* out,
                                                 int64_t* index_error, void* stream);

@@ -21,7 +21,8 @@
 //                                       one call (what a custom node's compute upcall spends inside
 //                                       libpvn3d_ops) at the full-size PVN3D's batch-1 shapes, with and
 //                                       without the index report (a mapped pinned flag, as the Java
-//                                       kernels pass it), beside a bare cudaMemsetAsync and cudaEventRecord;
+//                                       kernels pass it, reset by the caller), beside a bare cudaMemsetAsync
+//                                       and cudaEventRecord;
 //                                       also written to `file`
 #include <algorithm>
 #include <chrono>
@@ -447,7 +448,7 @@ int bench_host(const char* out_path) {
     if (f) std::fprintf(f, "host time of one call, %d calls after warm-up, stream synchronised every 32 (untimed)\n", calls);
   host_time(out, "cudaEventRecord (baseline: a stream operation without a kernel)",
             [&] { return pvn3d_cuda_event_record(ev, g_stream); }, calls);
-  host_time(out, "cudaMemsetAsync 16 B of the mapped flag (what the index report adds first)",
+  host_time(out, "cudaMemsetAsync 16 B of the mapped flag (what the index report cost per launch before 2026-12-02)",
             [&] { return pvn3d_cuda_memset_async(flag, 0xFF, 16, g_stream); }, calls);
 
   Rng rng(11);

@@ -42,7 +42,7 @@ void compare_gather(const std::vector<float>& f, const std::vector<int64_t>& idx
   IndexError err;
   ok(pvn3d_gather_points_cuda(B, C, N, M, df.p + shift, di.p + shift, dout.p + shift, err.dev.p, testenv::stream()), what);
   err.read();
-  CHECK(err.host[0] == -1 && err.host[1] == -1, "%s: index_error {%lld, %lld} on good input", what,
+  CHECK(err.host[0] == -1 && err.host[1] == -1, "%s: index_error words {%lld, %lld} on good input", what,
         (long long)err.host[0], (long long)err.host[1]);
   auto got = dout.get();
   got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(shift));
@@ -176,23 +176,24 @@ TEST(gather_points_cuda_index_errors) {
     IndexError err;
     ok(pvn3d_gather_points_cuda(B, C, N, M, df.p, di.p, dout.p, err.dev.p, stream), "gather launch");
     err.read();
-    CHECK(err.host[0] == 612 && err.host[1] == N + 5, "gather report {%lld, %lld}", (long long)err.host[0],
-          (long long)err.host[1]);
-    CHECK(pvn3d_index_error_describe("PVN3D_GatherPoints", "idx", err.host[0], err.host[1], N) == PVN3D_ERR_INDEX_OUT_OF_RANGE &&
+    CHECK(err.position == 612 && err.value == N + 5, "gather report {%lld, %lld}", (long long)err.position,
+          (long long)err.value);
+    CHECK(pvn3d_index_error_describe("PVN3D_GatherPoints", "idx", err.position, err.value, N) == PVN3D_ERR_INDEX_OUT_OF_RANGE &&
               cpu_msg == pvn3d_last_error(),
           "describe '%s' vs cpu '%s'", pvn3d_last_error(), cpu_msg.c_str());
     const auto out = dout.get();
     // Bad positions give 0 (batch 1, m = 277 for position 777; batch 1, m = 112 for 612).
     CHECK(out[static_cast<size_t>((1 * C + 0) * M + 277)] == 0.f && out[static_cast<size_t>((1 * C + 5) * M + 112)] == 0.f,
           "bad entries not zero");
-    // The same buffer is reset by the next launch: a good launch reads {-1, -1}.
+    // A launch leaves a reset buffer untouched when every index is good.
     auto good = idx;
     good[777] = 0;
     good[612] = 1;
     Dev<int64_t> dg(good);
+    err.reset();
     ok(pvn3d_gather_points_cuda(B, C, N, M, df.p, dg.p, dout.p, err.dev.p, stream), "gather launch 2");
     err.read();
-    CHECK(err.host[0] == -1 && err.host[1] == -1, "reset {%lld, %lld}", (long long)err.host[0], (long long)err.host[1]);
+    CHECK(err.host[0] == -1 && err.host[1] == -1, "after reset {%lld, %lld}", (long long)err.host[0], (long long)err.host[1]);
   }
   // The direct (unstaged) kernel reports the same way.
   {
@@ -200,12 +201,20 @@ TEST(gather_points_cuda_index_errors) {
     IndexError err;
     std::vector<int64_t> gidx = testdata::random_indices(rng, 2 * 600, m);
     gidx[600 + 17] = m + 1;
+    gidx[600 + 3] = -(int64_t{1} << 35) - 7;  // the lowest bad position: all 64 bits must come back
+    gidx[600 + 40] = -1;
     Dev<float> gf(testdata::random_floats(rng, 2 * 3 * m, -1, 1)), gout(static_cast<size_t>(2 * 3 * 600));
     Dev<int64_t> gi(gidx);
     ok(pvn3d_gather_points_cuda(2, 3, m, 600, gf.p, gi.p, gout.p, err.dev.p, stream), "gather direct launch");
     err.read();
-    CHECK(err.host[0] == 617 && err.host[1] == m + 1, "gather direct report {%lld, %lld}", (long long)err.host[0],
-          (long long)err.host[1]);
+    CHECK(err.position == 603 && err.value == -(int64_t{1} << 35) - 7, "gather direct report {%lld, %lld}",
+          (long long)err.position, (long long)err.value);
+    std::vector<float> host_out(gout.n);
+    CHECK(pvn3d_gather_points_cpu(2, 3, m, 600, gf.get().data(), gidx.data(), host_out.data()) == PVN3D_ERR_INDEX_OUT_OF_RANGE,
+          "cpu");
+    const std::string cpu_msg = pvn3d_last_error();
+    pvn3d_index_error_describe("PVN3D_GatherPoints", "idx", err.position, err.value, m);
+    CHECK(cpu_msg == pvn3d_last_error(), "describe '%s' vs cpu '%s'", pvn3d_last_error(), cpu_msg.c_str());
   }
   // NULL index_error: no report, still no out-of-bounds read (memcheck watches this), zeros.
   {

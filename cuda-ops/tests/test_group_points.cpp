@@ -127,17 +127,27 @@ TEST(group_points_cuda_index_errors) {
   void *h = nullptr, *d = nullptr;
   ok(pvn3d_cuda_malloc_host(&h, PVN3D_INDEX_ERROR_BYTES, 1), "mapped");
   ok(pvn3d_cuda_host_device_pointer(&d, h), "alias");
+  auto* rep = static_cast<int64_t*>(h);
+  rep[0] = rep[1] = PVN3D_INDEX_ERROR_NONE;  // the caller's reset: two host stores
   Dev<float> df(f), dout(static_cast<size_t>(B * C * M * S));
   Dev<int64_t> di(idx);
   ok(pvn3d_group_points_cuda(B, C, N, M, S, df.p, di.p, dout.p, static_cast<int64_t*>(d), stream), "group launch");
   ok(pvn3d_cuda_stream_synchronize(stream), "sync");
-  const auto* rep = static_cast<const int64_t*>(h);
-  CHECK(rep[0] == 1000 && rep[1] == 100, "group report {%lld, %lld}", (long long)rep[0], (long long)rep[1]);
+  const int64_t pos = PVN3D_INDEX_ERROR_POSITION(rep[0]), val = PVN3D_INDEX_ERROR_VALUE(rep[0], rep[1]);
+  CHECK(pos == 1000 && val == 100, "group report {%lld, %lld}", (long long)pos, (long long)val);
   std::vector<float> host_out(dout.n);
   CHECK(pvn3d_group_points_cpu(B, C, N, M, S, f.data(), idx.data(), host_out.data()) == PVN3D_ERR_INDEX_OUT_OF_RANGE, "cpu");
   const std::string cpu_msg = pvn3d_last_error();
-  pvn3d_index_error_describe("PVN3D_GroupPoints", "idx", rep[0], rep[1], N);
+  pvn3d_index_error_describe("PVN3D_GroupPoints", "idx", pos, val, N);
   CHECK(cpu_msg == pvn3d_last_error(), "describe '%s' vs cpu '%s'", pvn3d_last_error(), cpu_msg.c_str());
+  // Read and reset on the host; a good launch then leaves the words alone.
+  rep[0] = rep[1] = PVN3D_INDEX_ERROR_NONE;
+  idx[1000] = 0;
+  idx[1001] = 1;
+  Dev<int64_t> dg(idx);
+  ok(pvn3d_group_points_cuda(B, C, N, M, S, df.p, dg.p, dout.p, static_cast<int64_t*>(d), stream), "group launch 2");
+  ok(pvn3d_cuda_stream_synchronize(stream), "sync 2");
+  CHECK(rep[0] == -1 && rep[1] == -1, "after reset {%lld, %lld}", (long long)rep[0], (long long)rep[1]);
   pvn3d_cuda_free_host(h);
 }
 

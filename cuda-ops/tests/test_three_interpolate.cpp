@@ -163,14 +163,14 @@ TEST(three_interpolate_cuda_index_errors) {
     IndexError err;
     ok(pvn3d_three_interpolate_cuda(B, C, m, n, df.p, di.p, dw.p, dout.p, err.dev.p, stream), "interp launch");
     err.read();
-    CHECK(err.host[0] == 3 * 321 + 2 && err.host[1] == (1LL << 40), "interp report {%lld, %lld}", (long long)err.host[0],
-          (long long)err.host[1]);
+    CHECK(err.position == 3 * 321 + 2 && err.value == (1LL << 40), "interp report {%lld, %lld}", (long long)err.position,
+          (long long)err.value);
     std::vector<float> host_out(dout.n);
     CHECK(pvn3d_three_interpolate_cpu(B, C, m, n, f.data(), idx.data(), w.data(), host_out.data()) ==
               PVN3D_ERR_INDEX_OUT_OF_RANGE,
           "cpu");
     const std::string cpu_msg = pvn3d_last_error();
-    pvn3d_index_error_describe("PVN3D_ThreeInterpolate", "idx", err.host[0], err.host[1], m);
+    pvn3d_index_error_describe("PVN3D_ThreeInterpolate", "idx", err.position, err.value, m);
     CHECK(cpu_msg == pvn3d_last_error(), "describe '%s' vs cpu '%s'", pvn3d_last_error(), cpu_msg.c_str());
     CHECK(dout.get()[static_cast<size_t>(7 * n + 321)] == 0.f, "bad entry not zero");
   }
@@ -187,8 +187,8 @@ TEST(three_interpolate_cuda_index_errors) {
     IndexError err;
     ok(pvn3d_three_interpolate_cuda(B, C, m, n, df.p, di.p, dw.p, dout.p, err.dev.p, stream), "interp direct launch");
     err.read();
-    CHECK(err.host[0] == 3 * 500 + 1 && err.host[1] == m, "interp direct report {%lld, %lld}", (long long)err.host[0],
-          (long long)err.host[1]);
+    CHECK(err.position == 3 * 500 + 1 && err.value == m, "interp direct report {%lld, %lld}", (long long)err.position,
+          (long long)err.value);
   }
 }
 

@@ -33,10 +33,12 @@ PVN3D_API pvn3d_status pvn3d_three_interpolate_cpu(int64_t B, int64_t C, int64_t
                                                     const int64_t* idx, const float* weight, float* out);
 
 /* CUDA launcher (device pointers) on `stream` (cudaStream_t, NULL = legacy default); no sync.
- * index_error: caller-owned device int64[2] (index_check.h): after the stream work is done it
- * holds {-1, -1}, or {lowest flat position in idx of a bad index, that index}; out[b, :, j] is 0
- * wherever one of idx[b, j, :] was bad. Turn it into the CPU path's status with
- * pvn3d_index_error_describe("PVN3D_ThreeInterpolate", "idx", pos, value, m). NULL: no report. */
+ * index_error: caller-owned int64[2] the device can write, holding {-1, -1} when the launch runs (the
+ * caller resets it after reading a report; index_check.h): after the stream work is done it still
+ * holds {-1, -1}, or the report of the lowest flat position in idx of a bad index; out[b, :, j] is 0
+ * wherever one of idx[b, j, :] was bad.
+ * Turn it into the CPU path's status with pvn3d_index_error_describe("PVN3D_ThreeInterpolate", "idx",
+ * PVN3D_INDEX_ERROR_POSITION(w0), PVN3D_INDEX_ERROR_VALUE(w0, w1), m). NULL: no report. */
 PVN3D_API pvn3d_status pvn3d_three_interpolate_cuda(int64_t B, int64_t C, int64_t m, int64_t n, const float* features,
                                                      const int64_t* idx, const float* weight, float* out,
                                                      int64_t* index_error, void* stream);

@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t i0 = __ldg(idx + ipos), i1 = __ldg(idx + ipos + 1), i2 = __ldg(idx + ipos + 2);
     const bool ok0 = cuda::index_ok(i0, m), ok1 = cuda::index_ok(i1, m), ok2 = cuda::index_ok(i2, m);
     const bool ok = ok0 && ok1 && ok2;
-    if (!ok) cuda::record_bad_index(index_error, ipos + (!ok0 ? 0 : (!ok1 ? 1 : 2)));
+    if (!ok) cuda::record_bad_index(index_error, ipos + (!ok0 ? 0 : (!ok1 ? 1 : 2)), !ok0 ? i0 : (!ok1 ? i1 : i2));
     const float w0 = __ldg(weight + ipos), w1 = __ldg(weight + ipos + 1), w2 = __ldg(weight + ipos + 2);
     const float* f = features + (b * C + c0) * m;
     float* o = out + (b * C + c0) * n + j;
@@ -129,7 +129,11 @@ __global__ void __launch_bounds__(cuda::kStagedThreads, 2)
         const bool ok0 = cuda::index_ok(iv[3 * e], m), ok1 = cuda::index_ok(iv[3 * e + 1], m),
                    ok2 = cuda::index_ok(iv[3 * e + 2], m);
         ok[e] = ok0 && ok1 && ok2;
-        if (!ok[e] && r0 == 0) cuda::record_bad_index(index_error, ipos + 3 * e + (!ok0 ? 0 : (!ok1 ? 1 : 2)));
+        if (!ok[e] && r0 == 0) {
+          // selects, not iv[3 * e + h]: a runtime index would move iv to local memory
+          cuda::record_bad_index(index_error, ipos + 3 * e + (!ok0 ? 0 : (!ok1 ? 1 : 2)),
+                                 !ok0 ? iv[3 * e] : (!ok1 ? iv[3 * e + 1] : iv[3 * e + 2]));
+        }
 #pragma unroll
         for (int h = 0; h < 3; ++h) at[3 * e + h] = ok[e] ? static_cast<int>(iv[3 * e + h]) : 0;
       }
@@ -175,7 +179,6 @@ extern "C" pvn3d_status pvn3d_three_interpolate_cuda(int64_t B, int64_t C, int64
   const int64_t gy = B * chunks < 65535 ? B * chunks : 65535;
   pvn3d::cuda::clear_stale_error();
   const cudaStream_t s = pvn3d::cuda::as_stream(stream);
-  PVN3D_TRY(pvn3d::cuda::index_error_begin(kOp, index_error, s));
   // A block stages rows*m floats; it should serve at least m/2 points so that the staging costs at most
   // twice its output. Per point it reads 3 indices and 3 weights (9 float-sized units, L2 hits: 4.5).
   const pvn3d::cuda::RowsPlan plan = pvn3d::cuda::plan_rows(B, C, m, n, m / 2 > 512 ? m / 2 : 512, 4.5);
@@ -190,6 +193,5 @@ extern "C" pvn3d_status pvn3d_three_interpolate_cuda(int64_t B, int64_t C, int64
     three_interpolate_kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kThreads, 0, s>>>(
         B, C, m, n, features, idx, weight, out, index_error);
   }
-  PVN3D_TRY(pvn3d::cuda::check_launch(kOp));
-  return pvn3d::cuda::index_error_finish(kOp, index_error, idx, s);
+  return pvn3d::cuda::check_launch(kOp);
 }

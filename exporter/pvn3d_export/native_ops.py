@@ -229,7 +229,7 @@ def _call(fn, *args):
 _mode = os.environ.get(ENV_INDEX_CHECK, "deferred")
 if _mode not in INDEX_CHECK_MODES:
     _mode = "deferred"
-_pending = []  # (flag tensor [2] int64 on a device, describe(pos, value) -> status)
+_pending = []  # (flag tensor [2] int64 on a device, describe(w0, w1) -> status)
 _pending_lock = threading.Lock()
 
 
@@ -270,24 +270,30 @@ def check_index_errors():
         vals = torch.stack([items[i][0] for i in ids]).cpu()
         for j, i in enumerate(ids):
             words[i] = (int(vals[j, 0]), int(vals[j, 1]))
-    for (flag, describe), (pos, val) in zip(items, words):
-        if pos >= 0:
-            st = describe(pos, val)
+    for (flag, describe), (w0, w1) in zip(items, words):
+        if w0 != -1:
+            st = describe(w0, w1)
             if st != PVN3D_OK:
                 raise _error(st)
 
 
 def _index_describer(op, input_name, limit):
-    def describe(pos, val):
+    def describe(w0, w1):
+        # index_check.h: the position in the high half of both words, the value's halves below it
+        u0, u1 = w0 & 0xFFFFFFFFFFFFFFFF, w1 & 0xFFFFFFFFFFFFFFFF
+        pos = u0 >> 32
+        val = ((u0 << 32) | (u1 & 0xFFFFFFFF)) & 0xFFFFFFFFFFFFFFFF
+        if val >= 1 << 63:
+            val -= 1 << 64
         return library().pvn3d_index_error_describe(op.encode(), input_name.encode(), pos, val, limit)
     return describe
 
 
 def _new_flag(device):
-    """A device flag for one launch (None in mode "off")."""
+    """A device flag for one launch, {-1, -1} as the launchers expect it (None in mode "off")."""
     if _mode == "off":
         return None
-    return torch.empty(2, dtype=torch.int64, device=device)
+    return torch.full((2,), -1, dtype=torch.int64, device=device)
 
 
 def _after_launch(flag, describe):
@@ -295,9 +301,9 @@ def _after_launch(flag, describe):
         return
     if _mode == "sync":
         torch.cuda.current_stream(flag.device).synchronize()
-        pos, val = (int(v) for v in flag.cpu())
-        if pos >= 0:
-            st = describe(pos, val)
+        w0, w1 = (int(v) for v in flag.cpu())
+        if w0 != -1:
+            st = describe(w0, w1)
             if st != PVN3D_OK:
                 raise _error(st)
         return

@@ -42,6 +42,7 @@ IndexError::IndexError() {
   ok(pvn3d_cuda_malloc_host(&h, PVN3D_INDEX_ERROR_BYTES, 0), "malloc_host");
   host = static_cast<int64_t*>(h);
   ok(pvn3d_cuda_event_create(&event), "event_create");
+  reset();
 }
 
 IndexError::~IndexError() {
@@ -54,7 +55,11 @@ void IndexError::read() {
   ok(pvn3d_cuda_memcpy_d2h_async(host, dev.p, PVN3D_INDEX_ERROR_BYTES, stream()), "index_error d2h");
   ok(pvn3d_cuda_event_record(event, stream()), "event_record");
   ok(pvn3d_cuda_event_synchronize(event), "event_synchronize");
+  position = PVN3D_INDEX_ERROR_POSITION(host[0]);
+  value = host[0] == PVN3D_INDEX_ERROR_NONE ? PVN3D_INDEX_ERROR_NONE : PVN3D_INDEX_ERROR_VALUE(host[0], host[1]);
 }
+
+void IndexError::reset() { dev.fill(0xFF); }
 
 int run(int argc, char** argv) {
   const char* name = argc > 0 ? base_name(argv[0]) : "pvn3d_test";

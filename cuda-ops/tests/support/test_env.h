@@ -107,17 +107,22 @@ struct Dev {
   }
 };
 
-/* Pinned host mirror of an index-error buffer, read the recommended way: async copy + event. */
+/* An index-error buffer (index_check.h) reset to {-1, -1}, read the recommended way: async copy into a
+ * pinned host mirror + event; read() decodes the report into position and value (-1, -1: none). */
 struct IndexError {
   Dev<int64_t> dev{PVN3D_INDEX_ERROR_WORDS};
   int64_t* host = nullptr;
   void* event = nullptr;
+  int64_t position = PVN3D_INDEX_ERROR_NONE;
+  int64_t value = PVN3D_INDEX_ERROR_NONE;
   IndexError();
   ~IndexError();
   IndexError(const IndexError&) = delete;
   IndexError& operator=(const IndexError&) = delete;
-  /* After the launch: enqueue the copy and an event, wait for the event only. */
+  /* After the launch: enqueue the copy and an event, wait for the event only, decode. */
   void read();
+  /* What the caller does after reading a report: {-1, -1} again (on the stream, before the next launch). */
+  void reset();
 };
 
 }  // namespace testenv

@@ -17,7 +17,10 @@ import org.pvn3d.ort.OrtException;
  * The CUDA index-error flags of one kernel (cuda-ops/common/index_check.h, reading option b): one
  * 16-byte mapped pinned buffer per CUDA stream the kernel has launched on, so that runs in flight on
  * different streams never share a flag. The kernel writes the host memory directly through its
- * device alias; the host reads it once the stream's work is done.
+ * device alias, only when it meets a bad index; the host reads it once the stream's work is done and
+ * resets it to {-1, -1} with two stores (the launchers add no reset and no second kernel to the
+ * stream: that is the caller's part of the protocol). The words carry the position and the value
+ * packed (position in the high half of both, the value's high and low halves below it).
  *
  * <p>The same two-word protocol carries the non-finite-input report of the CUDA Kabsch launchers
  * (cuda-ops/kabsch_solver/kabsch_solver.h): {@link #kabsch} builds slots that decode it with
@@ -85,6 +88,11 @@ final class IndexErrorSlots implements AutoCloseable {
     MemorySegment flagFor(MemorySegment stream, long limit) {
         Slot slot = slotOf(stream.address());
         slot.limit = limit;
+        // Normally already {-1, -1} (reset when read); a run that failed before its check could have
+        // left a report behind. The previous launch on this stream is done (ORT synchronises its
+        // stream at the end of a run), so nothing writes the words now.
+        slot.host.set(JAVA_LONG, 0, NONE);
+        slot.host.set(JAVA_LONG, 8, NONE);
         return slot.device;
     }
 
@@ -128,13 +136,17 @@ final class IndexErrorSlots implements AutoCloseable {
     }
 
     private void report(Slot slot) {
-        long position = slot.host.get(JAVA_LONG, 0);
-        if (position == NONE) {
+        long w0 = slot.host.get(JAVA_LONG, 0);
+        if (w0 == NONE) {
             return;
         }
-        long value = slot.host.get(JAVA_LONG, 8);
+        long w1 = slot.host.get(JAVA_LONG, 8);
         slot.host.set(JAVA_LONG, 0, NONE);
         slot.host.set(JAVA_LONG, 8, NONE);
+        // index reports: PVN3D_INDEX_ERROR_POSITION / _VALUE of index_check.h; the Kabsch report keeps
+        // its plain {position, bits}
+        long position = describer != null ? w0 : w0 >>> 32;
+        long value = describer != null ? w1 : (w0 << 32) | (w1 & 0xFFFF_FFFFL);
         try (Arena arena = Arena.ofConfined()) {
             int status = describer != null ? describer.describe(arena, position, value, slot.limit)
                     : pvn3d_index_error_describe(arena.allocateFrom(op),

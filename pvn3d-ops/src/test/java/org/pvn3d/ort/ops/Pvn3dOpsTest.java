@@ -371,6 +371,11 @@ class Pvn3dOpsTest {
         long[] idx = bad.get("idx").longs().clone();
         idx[5] = 300;
         bad.put("idx", new Pvt.Tensor("idx", bad.get("idx").shape(), null, idx));
+        // a lower position holding an index that needs all 64 bits (the report packs it in two words)
+        Map<String, Pvt.Tensor> wide = select(good, List.of("features", "idx"));
+        long[] wideIdx = idx.clone();
+        wideIdx[3] = -(1L << 40) - 5;
+        wide.put("idx", new Pvt.Tensor("idx", bad.get("idx").shape(), null, wideIdx));
         // SYNC: the run itself fails with the CPU kernel's message
         try (SessionOptions options = new SessionOptions()) {
             options.addExecutionProvider(new OrtCUDAProviderOptions(0));
@@ -378,6 +383,7 @@ class Pvn3dOpsTest {
             try (OrtSession s = env.createSession(resource("gather_points.onnx"), options)) {
                 runFails(s, bad, "PVN3D_GatherPoints", "input idx", "index 300", "flat position 5");
                 runAndCompare(s, select(good, List.of("features", "idx")), select(good, List.of("out")), "after");
+                runFails(s, wide, "PVN3D_GatherPoints", "index -1099511627781 at flat position 3");
             }
         }
         // DEFERRED: the kernel does not wait for its launch; the session reports the flag once ORT's
@@ -389,6 +395,8 @@ class Pvn3dOpsTest {
                 runFails(s, bad, "PVN3D_GatherPoints", "input idx", "index 300", "flat position 5", "CUDA kernel");
                 domain.checkDeferredErrors(); // reported once, by the run
                 runAndCompare(s, select(good, List.of("features", "idx")), select(good, List.of("out")), "after");
+                runFails(s, wide, "PVN3D_GatherPoints", "index -1099511627781 at flat position 3", "CUDA kernel");
+                runAndCompare(s, select(good, List.of("features", "idx")), select(good, List.of("out")), "after wide");
             }
         }
     }
