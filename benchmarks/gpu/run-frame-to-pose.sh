@@ -19,8 +19,8 @@
 #
 #   frame-to-pose-options.json  (part options, not in the default parts) full model, B1 and B8, CUDA graph on, once per
 #                               CUDA-provider option in OPTIONS (default "fuse_conv_bias=1 cudnn_conv_algo_search=HEURISTIC"),
-#                               each alone; e.g. fuse_conv_bias lets cuDNN add the bias inside the fp16 convolutions, which
-#                               ORT's own Conv+Relu fusion does only for float
+#                               each alone (a failing option leaves its rows out). Measured 2026-12-02: fuse_conv_bias
+#                               fails for fp16 (cuDNN: no engine for the fused fp16 1x1 convolutions) and breaks B8 capture
 #   accuracy-full.json, frame-to-pose-heldout.txt  (part heldout, with FULL_CKPT) the trained full-size model per
 #                               precision on HELDOUT (default 200) unseen 480x640 test scenes, made here on the GPU
 #

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# On the GPU machine: libpvn3d_ops's native tests and CUDA benchmarks built HERE (nvcc needs no GPU), without
+# the GPU kit, Java or a build there: one call, a few seconds. Carry the folder this script fills:
+#   here:  bash benchmarks/gpu/run-native.sh --pack [BUILD_DIR]      (default /tmp/ops-cuda, a CMake build with
+#          -DPVN3D_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90) -> .gpuwork/native/
+#   there: SAN="gather_points three_interpolate" bash benchmarks/gpu/run-native.sh
+# Writes to $OUT: native-ctest.txt (each test binary's summary), host-launch.txt (pvn3d_bench_cuda --host: the
+# launchers' host time per call), bench-cuda.txt (kernel timings), and with SAN="op ..." sanitizer-OP-TOOL.txt
+# (compute-sanitizer memcheck and racecheck of pvn3d_test_OP, SAN_LIMIT seconds each, default 150).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+d=$top/.gpuwork/native
+if [ "${1:-}" = "--pack" ]; then
+  set -e
+  build=${2:-/tmp/ops-cuda}
+  exclude=$(git -C "$top" rev-parse --git-path info/exclude)
+  grep -qxF "/.gpuwork/" "$exclude" 2>/dev/null || echo "/.gpuwork/" >> "$exclude"
+  rm -rf "$d"; mkdir -p "$d"
+  cp "$build"/pvn3d_test_* "$build"/pvn3d_bench_cuda "$d"/
+  cp -L "$build"/libpvn3d_ops.so.0 "$d"/
+  bash "$top/cuda-ops/tests/fetch_bunny.sh" "$d" > /dev/null
+  du -sh "$d"; exit 0
+fi
+[ -x "$d/pvn3d_bench_cuda" ] || { echo "run-native: nothing in $d (run --pack here and carry .gpuwork/native)" >&2; exit 1; }
+export LD_LIBRARY_PATH=$d:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PVN3D_BUNNY_FILE=$d/bunny_positions.txt PVN3D_REQUIRE_BUNNY=1
+OUT=${OUT:-$top/gpu-results}; mkdir -p "$OUT"
+: > "$OUT/native-ctest.txt"
+fails=0
+for t in "$d"/pvn3d_test_*; do
+  "$t" > /tmp/pvn3d-native-test.txt 2>&1; rc=$?
+  [ $rc = 0 ] || fails=$((fails + 1))
+  { echo "== $(basename "$t") exit $rc"; tail -3 /tmp/pvn3d-native-test.txt; } >> "$OUT/native-ctest.txt"
+done
+echo "native tests: $(grep -c '^== .* exit 0$' "$OUT/native-ctest.txt") passed, $fails failed"
+"$d/pvn3d_bench_cuda" --host "$OUT/host-launch.txt" > /dev/null 2>&1; echo "host exit $?"; cat "$OUT/host-launch.txt"
+"$d/pvn3d_bench_cuda" > "$OUT/bench-cuda.txt" 2>&1; echo "bench exit $?"
+for t in ${SAN:-}; do
+  for tool in memcheck racecheck; do
+    timeout "${SAN_LIMIT:-150}" /usr/local/cuda/bin/compute-sanitizer --tool $tool --error-exitcode 9 "$d/pvn3d_test_$t" \
+      > "$OUT/sanitizer-$t-$tool.txt" 2>&1
+    echo "sanitizer $t $tool exit $? (124: out of time): $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer-$t-$tool.txt" | tail -1)"
+  done
+done
+[ $fails = 0 ]
