@@ -278,6 +278,28 @@ class CpuOps(unittest.TestCase):
 
 
 @unittest.skipUnless(HAVE_LIB, "libpvn3d_ops not available: " + LIB_MSG)
+class IndexReport(unittest.TestCase):
+    def test_decode_against_the_kernels_packing(self):
+        # record_bad_index (cuda-ops/common/index_check_cuda.cuh), written out: unsigned minima of
+        # (position << 32) | one half of the value, from {-1, -1}
+        def record(words, p, v):
+            m = (1 << 64) - 1
+            pos, bits = min(p, 0xFFFFFFFE), v & m
+            hi, lo = (pos << 32) | (bits >> 32), (pos << 32) | (bits & 0xFFFFFFFF)
+            u = [w & m for w in words]
+            u = [min(u[0], hi), min(u[1], lo)]
+            return [x - (1 << 64) if x >= 1 << 63 else x for x in u]
+
+        self.assertEqual(nat.decode_index_report(-1, -1), (-1, -1))
+        for p in (0, 612, (1 << 31) + 5, 0xFFFFFFFD):
+            for v in (0, -1, -3, 50, 1 << 40, -(1 << 35) - 7, (1 << 63) - 1, -(1 << 63)):
+                self.assertEqual(nat.decode_index_report(*record([-1, -1], p, v)), (p, v))
+        words = [-1, -1]
+        for p, v in ((777, -3), (5000, 1 << 40), (612, 55), (613, -(1 << 63))):
+            words = record(words, p, v)
+        self.assertEqual(nat.decode_index_report(*words), (612, 55))
+
+
 class LibraryLoading(unittest.TestCase):
     def test_candidates_and_error(self):
         import subprocess

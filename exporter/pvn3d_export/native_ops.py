@@ -277,14 +277,19 @@ def check_index_errors():
                 raise _error(st)
 
 
+def decode_index_report(w0, w1):
+    """(position, value) of a CUDA index report's two int64 words (index_check.h: the position in the
+    high half of both words, the bad index's high and low halves below it); (-1, -1) when w0 is -1."""
+    if w0 == -1:
+        return -1, -1
+    u0, u1 = w0 & 0xFFFFFFFFFFFFFFFF, w1 & 0xFFFFFFFFFFFFFFFF
+    val = ((u0 << 32) | (u1 & 0xFFFFFFFF)) & 0xFFFFFFFFFFFFFFFF
+    return u0 >> 32, val - (1 << 64) if val >= 1 << 63 else val
+
+
 def _index_describer(op, input_name, limit):
     def describe(w0, w1):
-        # index_check.h: the position in the high half of both words, the value's halves below it
-        u0, u1 = w0 & 0xFFFFFFFFFFFFFFFF, w1 & 0xFFFFFFFFFFFFFFFF
-        pos = u0 >> 32
-        val = ((u0 << 32) | (u1 & 0xFFFFFFFF)) & 0xFFFFFFFFFFFFFFFF
-        if val >= 1 << 63:
-            val -= 1 << 64
+        pos, val = decode_index_report(w0, w1)
         return library().pvn3d_index_error_describe(op.encode(), input_name.encode(), pos, val, limit)
     return describe
 

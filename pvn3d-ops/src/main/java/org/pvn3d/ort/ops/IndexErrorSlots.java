@@ -143,10 +143,9 @@ final class IndexErrorSlots implements AutoCloseable {
         long w1 = slot.host.get(JAVA_LONG, 8);
         slot.host.set(JAVA_LONG, 0, NONE);
         slot.host.set(JAVA_LONG, 8, NONE);
-        // index reports: PVN3D_INDEX_ERROR_POSITION / _VALUE of index_check.h; the Kabsch report keeps
-        // its plain {position, bits}
-        long position = describer != null ? w0 : w0 >>> 32;
-        long value = describer != null ? w1 : (w0 << 32) | (w1 & 0xFFFF_FFFFL);
+        // the Kabsch report keeps its plain {position, bits}
+        long position = describer != null ? w0 : reportedPosition(w0);
+        long value = describer != null ? w1 : reportedValue(w0, w1);
         try (Arena arena = Arena.ofConfined()) {
             int status = describer != null ? describer.describe(arena, position, value, slot.limit)
                     : pvn3d_index_error_describe(arena.allocateFrom(op),
@@ -154,6 +153,16 @@ final class IndexErrorSlots implements AutoCloseable {
             OrtException e = OpsLibrary.failure(status);
             throw new OrtException(e.getCode(), Pvn3dOps.rawMessage(e) + suffix);
         }
+    }
+
+    /** PVN3D_INDEX_ERROR_POSITION of index_check.h: the position in the high half of word 0 (-1: none). */
+    static long reportedPosition(long w0) {
+        return w0 == NONE ? NONE : w0 >>> 32;
+    }
+
+    /** PVN3D_INDEX_ERROR_VALUE of index_check.h: the bad index's high half in word 0, its low half in word 1. */
+    static long reportedValue(long w0, long w1) {
+        return (w0 << 32) | (w1 & 0xFFFF_FFFFL);
     }
 
     private Slot allocate(long stream) {
