@@ -60,7 +60,6 @@ def infer(model, batch):
         for d in vi.type.tensor_type.shape.dim:
             if not d.HasField("dim_value"):
                 d.dim_value = batch
-    elem = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
     while True:
         inferred = shape_inference.infer_shapes(model, strict_mode=False)
         g = inferred.graph
@@ -69,7 +68,6 @@ def infer(model, batch):
             d = dims(vi)
             if d is not None:
                 shapes[vi.name] = d
-            elem[vi.name] = vi.type.tensor_type.elem_type
         for init in g.initializer:
             shapes[init.name] = list(init.dims)
         added = 0
@@ -112,10 +110,11 @@ def main():
             continue
         try:
             if n.op_type in ("Conv", "ConvTranspose"):
+                # Conv: each output element takes (C_in / group) x kernel multiply-adds, prod(w[1:]);
+                # ConvTranspose: each input element feeds (C_out / group) x kernel outputs, prod(w[1:]) too
                 w = shapes[n.input[1]]
-                y = shapes[n.output[0]] if n.op_type == "Conv" else shapes[n.input[0]]
-                # Conv: every output element takes (C_in / group) * kernel multiply-adds = prod(w[1:])
-                macs = prod(y) * prod(w[1:]) if n.op_type == "Conv" else prod(y) * prod(w[1:]) * w[0] // max(y[1], 1)
+                per = shapes[n.output[0]] if n.op_type == "Conv" else shapes[n.input[0]]
+                macs = prod(per) * prod(w[1:])
             elif n.op_type == "Gemm":
                 x, y = shapes[n.input[0]], shapes[n.output[0]]
                 trans_a = next((at.i for at in n.attribute if at.name == "transA"), 0)
