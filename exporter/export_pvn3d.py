@@ -37,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from pvn3d_export import ops, pvt  # noqa: E402
 from pvn3d_export.bunny import bunny_json  # noqa: E402
-from pvn3d_export.pvn3d import model as M, npeval_ext, pose, scene  # noqa: E402
+from pvn3d_export.pvn3d import model as M, npeval_ext, pose, resnet, scene  # noqa: E402
 
 REPO = os.path.dirname(HERE)
 DEFAULT_OUT = {"tiny": os.path.join(REPO, "pvn3d-pipeline", "src", "main", "resources", "pvn3d"),
@@ -99,7 +99,12 @@ def export(model, inputs, args, output_names, meta):
     for n in output_names:
         dyn.setdefault(n, {0: "B"})
     t0 = time.time()
-    m = torch_export(model, inputs, output_names, dyn)
+    trunk = args.net.cnn.model.feats
+    trunk.atrous_as_batch = bool(getattr(args, "trunk_as_batches", False))  # in the graph only: the reference stays dilated
+    try:
+        m = torch_export(model, inputs, output_names, dyn)
+    finally:
+        trunk.atrous_as_batch = False
     log("torch.onnx.export (torch %s): %.1f s" % (torch.__version__, time.time() - t0))
     m.producer_name = "pvn3d-export"
     m.producer_version = "1"
@@ -169,6 +174,11 @@ def parse_args(argv=None):
                     help="dilation of ResNet layer3,layer4: 2,4 (default) or 1,1 (what PVN3D's "
                          "trunk effectively runs; the default with --checkpoint unless a model "
                          "config says otherwise)")
+    ap.add_argument("--trunk-as-batches", action="store_true",
+                    help="export layer3/layer4's dilated convolutions as dilation-1 convolutions on a "
+                         "batch of sub-images (when the largest dilation divides H/8 and W/8; resnet.py): "
+                         "the same arithmetic; measured on the H200 (2026-12-02) no faster than cuDNN's "
+                         "dilated kernels, so not the default")
     ap.add_argument("--n-classes", type=int, help="(default: the model config's, else 2)")
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--checkpoint", help="a PVN3D checkpoint (state dict) to load, strict=False")
@@ -321,6 +331,8 @@ def main(argv=None):
                 n_kps=net.n_kps, min_points=net.min_points,
                 sa_npoints=",".join(map(str, net.cfg["pointnet"]["npoints"])),
                 trunk_dilation=",".join(map(str, dil)), seed=args.seed,
+                trunk_layout=("sub-image batches" if args.trunk_as_batches and resnet.atrous_batch_ok(h // 8, w // 8, dil)
+                              else "dilated"),
                 checkpoint=os.path.basename(args.checkpoint) if args.checkpoint else "none",
                 layouts="rgb[B,3,H,W] cld_rgb_nrm[B,N,9] choose[B,1,N] -> pred_rgbd_seg[B,N,C] "
                         "pred_kp_of[B,K,N,3] pred_ctr_of[B,1,N,3]; vote = xyz - offset")

@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import export_pvn3d  # noqa: E402
 from pvn3d_export import ops, pvt  # noqa: E402
-from pvn3d_export.pvn3d import model as M, npeval_ext, pose, pspnet  # noqa: E402
+from pvn3d_export.pvn3d import model as M, npeval_ext, pose, pspnet, resnet  # noqa: E402
 
 FIX = os.path.join(os.path.dirname(HERE), "pvn3d-pipeline", "src", "main", "resources", "pvn3d")
 CHECKPOINT = os.path.join(HERE, "checkpoints", "pvn3d_tiny_bunny.pt")
@@ -138,8 +138,14 @@ class FreshExport(unittest.TestCase):
 
         class A:
             width_name = "tiny"
+            trunk_as_batches = True  # the graph runs layer3/layer4 as sub-image batches; PyTorch keeps them dilated
         A.net = net
         m, _ = export_pvn3d.export(net, inputs, A, OUTPUTS, {})
+        # layer3/layer4 went out as sub-image batches (8x8 after the stem: dilations 2 and 4 divide it)
+        dil = [a.ints for n in m.graph.node if n.op_type == "Conv" for a in n.attribute if a.name == "dilations"]
+        self.assertTrue(dil and all(set(d) == {1} for d in dil), dil)
+        perms = [list(a.ints) for n in m.graph.node if n.op_type == "Transpose" for a in n.attribute]
+        self.assertEqual(sum(len(p) == 6 for p in perms), 4, perms)  # two splits, two merges
         # B = 2, N = 500: two different subsets of the sample's points
         rng = np.random.RandomState(5)
         sel = [rng.choice(s["cld_rgb_nrm"].shape[1], 500, replace=False) for _ in range(2)]
@@ -150,6 +156,49 @@ class FreshExport(unittest.TestCase):
         with torch.no_grad():
             want = net(*[torch.from_numpy(feeds[k]) for k in INPUTS])
         compare(self, got, dict(zip(OUTPUTS, (w.numpy() for w in want))), OUTPUTS)
+
+
+class AtrousAsBatch(unittest.TestCase):
+    """resnet.py's sub-image batches: the same trunk output as the dilated layers, in PyTorch."""
+
+    def test_space_to_batch_round_trip(self):
+        x = torch.arange(2 * 3 * 8 * 12, dtype=torch.float32).reshape(2, 3, 8, 12)
+        y = resnet.space_to_batch(x, 4)
+        self.assertEqual(tuple(y.shape), (32, 3, 2, 3))
+        torch.testing.assert_close(y[1 * 16 + 2 * 4 + 3], x[1, :, 2::4, 3::4], rtol=0, atol=0)
+        torch.testing.assert_close(resnet.batch_to_space(y, 4), x, rtol=0, atol=0)
+
+    def test_trunk_matches_dilated(self):
+        torch.manual_seed(3)
+        for widths, dil, hw in (((8, 16, 32, 64), (2, 4), (64, 96)), ((8, 16, 32, 64), (2, 2), (48, 80)),
+                                ((16, 32, 64, 128), (1, 4), (64, 64)), ((8, 16, 32, 64), (1, 1), (64, 64))):
+            trunk = resnet.ResNetTrunk(widths, (3, 4, 6, 3), dil)
+            for m in trunk.modules():  # non-trivial BatchNorm statistics
+                if isinstance(m, torch.nn.BatchNorm2d):
+                    m.running_mean.uniform_(-0.2, 0.2)
+                    m.running_var.uniform_(0.5, 1.5)
+                    m.weight.data.uniform_(0.75, 1.25)
+            trunk.eval()
+            x = torch.randn(2, 3, *hw)
+            with torch.no_grad():
+                want = trunk(x)
+                trunk.atrous_as_batch = True
+                got = trunk(x)
+                trunk.atrous_as_batch = False
+            self.assertTrue(resnet.atrous_batch_ok(hw[0] // 8, hw[1] // 8, dil))
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4, msg="dilations %s" % (dil,))
+
+    def test_falls_back_when_the_dilation_does_not_divide(self):
+        self.assertFalse(resnet.atrous_batch_ok(60, 78, (2, 4)))  # 78 % 4
+        self.assertFalse(resnet.atrous_batch_ok(60, 80, (4, 2)))  # 2 is not a multiple of 4
+        self.assertTrue(resnet.atrous_batch_ok(60, 80, (2, 4)))   # 480x640
+        trunk = resnet.ResNetTrunk((8, 16, 32, 64), (1, 1, 1, 1), (2, 4)).eval()
+        x = torch.randn(1, 3, 48, 8 * 6)  # 6 x 6 after the stem: 4 does not divide it
+        with torch.no_grad():
+            want = trunk(x)
+            trunk.atrous_as_batch = True
+            got = trunk(x)
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
 class Resampling(unittest.TestCase):

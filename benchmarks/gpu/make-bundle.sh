@@ -27,7 +27,9 @@ for m in "${modules[@]}"; do
 done
 # the native custom-op library the runtime's tests register: onnxruntime-extensions' linux-x64 library
 # only (its jar also carries the macOS and Windows builds), at the version the runtime's pom names
-mvn -B -q -pl runtime dependency:copy-dependencies -DincludeScope=test -DincludeArtifactIds=onnxruntime-extensions \
+# (dependency:copy of the pom's version: resolving the runtime module's dependencies would need ffm-bindings in ~/.m2)
+ext_version=$(mvn -B -q help:evaluate -Dexpression=ort.extensions.version -DforceStdout -N | sed 's/\x1b\[[0-9;]*m//g')
+mvn -B -q dependency:copy -Dartifact="com.microsoft.onnxruntime:onnxruntime-extensions:$ext_version" \
   -DoutputDirectory="$top/$out/deps" >/dev/null
 unzip -q -o "$out"/deps/onnxruntime-extensions-*.jar 'ai/onnxruntime/extensions/native/linux-x64/*' -d "$out/onnxruntime-extensions"
 rm -rf "$out/deps"

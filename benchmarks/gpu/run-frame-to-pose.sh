@@ -21,6 +21,9 @@
 #                               CUDA-provider option in OPTIONS (default "fuse_conv_bias=1 cudnn_conv_algo_search=HEURISTIC"),
 #                               each alone (a failing option leaves its rows out). Measured 2026-12-02: fuse_conv_bias
 #                               fails for fp16 (cuDNN: no engine for the fused fp16 1x1 convolutions) and breaks B8 capture
+#   frame-to-pose-trunk.json    (part trunk, not in the default parts) full model, B1 and B8, CUDA graph on, each mode,
+#                               exported twice: layer3/layer4 as dilated convolutions (the default) and as sub-image
+#                               batches (--trunk-as-batches); rows carry "trunk". 2026-12-02: no difference
 #   accuracy-full.json, frame-to-pose-heldout.txt  (part heldout, with FULL_CKPT) the trained full-size model per
 #                               precision on HELDOUT (default 200) unseen 480x640 test scenes, made here on the GPU
 #
@@ -61,18 +64,18 @@ jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle
 f2p() { java_run -cp "$jars" org.pvn3d.ort.cli.Main frame-to-pose --ep cuda "$@"; }
 log=$OUT/frame-to-pose-full.txt
 
+export_args=()
+[ -n "$FULL_CKPT" ] && export_args=(--checkpoint "$FULL_CKPT" --dataset-sample test:0)
 if part export; then
   if [ -n "$FULL_CKPT" ]; then
     echo "== the full-size model trained here ($FULL_CKPT) and the fp16 conversions" | tee "$log"
-    export_args=(--checkpoint "$FULL_CKPT" --dataset-sample test:0)
   else
     echo "== the full-size model (random weights) and the fp16 conversions" | tee "$log"
-    export_args=()
   fi
   if [ ! -f "$full/pvn3d_full.onnx" ]; then
     python3 exporter/export_pvn3d.py --width full --no-verify "${export_args[@]}" --bunny-json "$bundle/bunny.json" \
       --out-dir "$full" > /tmp/pvn3d-full-export.txt 2>&1 || { echo "full export failed:"; tail -20 /tmp/pvn3d-full-export.txt; }
-    grep -E "checkpoint|model config|network|mask" /tmp/pvn3d-full-export.txt | tee -a "$log"
+    grep -E "checkpoint|model config|network|mask|torch.onnx.export" /tmp/pvn3d-full-export.txt | tee -a "$log"
   fi
   python3 exporter/convert_fp16.py "$full/pvn3d_full.onnx" -o "$full/pvn3d_full_fp16.onnx" 2>&1 | tail -12 | tee -a "$log"
   python3 exporter/convert_fp16.py pvn3d-pipeline/src/main/resources/pvn3d/pvn3d_tiny.onnx -o /tmp/pvn3d_tiny_fp16.onnx 2>&1 \
@@ -90,8 +93,32 @@ fi
 if part inflight; then
   # batch 8 too: one batch's serial FPS chain can overlap the other's convolutions (B1 gained 33% in fp16 on 12-01)
   echo "== full-size model, two calls in flight (two sessions, two streams, two threads), batch 1 and 8" | tee -a "$log"
-  f2p "${full_args[@]}" --precision "$modes" --batch "${INFLIGHT_BATCH:-1,8}" --cuda-graph both --inflight 2 --frames "$FRAMES" --warmup 20 \
+  f2p "${full_args[@]}" --precision "${INFLIGHT_MODES:-$modes}" --batch "${INFLIGHT_BATCH:-1,8}" \
+    --cuda-graph "${INFLIGHT_GRAPH:-both}" --inflight 2 --frames "$FRAMES" --warmup 20 \
     --json "$OUT/frame-to-pose-inflight.json" 2>&1 | tee -a "$log"
+fi
+if part trunk; then
+  # the same weights and sample, layer3/layer4 exported as sub-image batches
+  bat=$full-batches
+  if [ ! -f "$bat/pvn3d_full.onnx" ]; then
+    python3 exporter/export_pvn3d.py --width full --no-verify --trunk-as-batches "${export_args[@]}" \
+      --bunny-json "$bundle/bunny.json" --out-dir "$bat" > /tmp/pvn3d-batches-export.txt 2>&1 \
+      || { echo "sub-image batches export failed:"; tail -20 /tmp/pvn3d-batches-export.txt; }
+    python3 exporter/convert_fp16.py "$bat/pvn3d_full.onnx" -o "$bat/pvn3d_full_fp16.onnx" 2>&1 | tail -2 | tee -a "$log"
+  fi
+  rm -f /tmp/f2p-trunk-*.json
+  for t in batches dilated; do
+    d=$full; [ $t = batches ] && d=$bat
+    echo "== full-size model, trunk as $t, CUDA graph on ($modes)" | tee -a "$log"
+    f2p --model "$d/pvn3d_full.onnx" --sample "$full/pvn3d_full_sample.bin" --fp16-model "$d/pvn3d_full_fp16.onnx" \
+      --precision "$modes" --batch 1,8 --cuda-graph on --frames "${TRUNK_FRAMES:-$FRAMES}" --warmup 20 \
+      --json "/tmp/f2p-trunk-$t.json" 2>&1 | tee -a "$log"
+  done
+  python3 -c 'import json, sys
+rows = []
+for f, t in zip(sys.argv[1:], ("sub-image batches", "dilated")):
+    rows += [dict(r, trunk=t) for r in json.load(open(f))]
+print(json.dumps(rows, indent=1))' /tmp/f2p-trunk-batches.json /tmp/f2p-trunk-dilated.json > "$OUT/frame-to-pose-trunk.json"
 fi
 if part nhwc; then
   echo "== full-size model, CUDA graph off, prefer_nhwc=1 ($modes)" | tee -a "$log"

@@ -407,6 +407,10 @@ int bench_pose(const char* out_path) {
 
 // ---- host cost of a launch ---------------------------------------------------------------------
 
+#ifdef PVN3D_BENCH_LAUNCH_BASELINE
+extern "C" int pvn3d_bench_launch_baseline(int which, void* stream);  // bench_launch_baseline.cu
+#endif
+
 // Median and 90th percentile of the host wall time of one call, in microseconds: 3 x 32 calls of warm-up,
 // then `calls` calls, the stream synchronised after every 32 outside the timed calls (the queue stays
 // short, as in a run of the model, where each node enqueues a few operations).
@@ -450,6 +454,15 @@ int bench_host(const char* out_path) {
             [&] { return pvn3d_cuda_event_record(ev, g_stream); }, calls);
   host_time(out, "cudaMemsetAsync 16 B of the mapped flag (what the index report cost per launch before 2026-12-02)",
             [&] { return pvn3d_cuda_memset_async(flag, 0xFF, 16, g_stream); }, calls);
+#ifdef PVN3D_BENCH_LAUNCH_BASELINE
+  const char* floors[] = {"empty kernel <<<1, 32>>>, no arguments (the launch floor)",
+                          "empty kernel <<<264, 512>>>, a 76-byte argument block",
+                          "empty kernel <<<264, 512, 100 KB smem>>>, a 76-byte argument block"};
+  for (int which = 0; which < 3; ++which)
+    host_time(out, floors[which], [&] {
+      return pvn3d_bench_launch_baseline(which, g_stream) == 0 ? PVN3D_OK : PVN3D_ERR_CUDA;
+    }, calls);
+#endif
 
   Rng rng(11);
   const int64_t N = 12288, M = 2048, S = 16;
