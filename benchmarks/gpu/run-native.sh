@@ -5,7 +5,7 @@
 #          -DPVN3D_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90) -> .gpuwork/native/
 #   there: SAN="gather_points three_interpolate" bash benchmarks/gpu/run-native.sh
 # Writes to $OUT: native-ctest.txt (each test binary's summary), host-launch.txt (pvn3d_bench_cuda --host: the
-# launchers' host time per call), bench-cuda.txt (kernel timings), and with SAN="op ..." sanitizer-OP-TOOL.txt
+# launchers' host time per call, beside empty kernels' launch floor), bench-cuda.txt (kernel timings), and with SAN="op ..." sanitizer-OP-TOOL.txt
 # (compute-sanitizer memcheck and racecheck of pvn3d_test_OP, SAN_LIMIT seconds each, default 150).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
