@@ -6,6 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,11 +24,14 @@ import org.pvn3d.ort.internal.RunScratch;
  * {@link OrtSession#run(OrtIoBinding)}. Bindings stay until cleared or rebound, so a loop can rebind
  * only what changes. Create one with {@link OrtSession#createIoBinding()}.
  *
- * <p><b>Ownership.</b> The binding keeps the Java tensors bound to it referenced, but does not own
- * them: the caller closes them. ORT's binding holds its own reference to each bound value, yet the
- * memory behind a tensor that Java owns goes when the tensor is closed; so a run refuses (with an
- * {@link OrtException} naming it) a binding whose bound tensor was closed, instead of letting ORT read
- * freed memory. Each run holds every bound tensor open until it returns. Outputs ORT allocated are
+ * <p><b>Ownership.</b> The binding does not own the Java tensors bound to it: the caller closes them.
+ * But ORT's binding keeps its own reference to each bound value until the name is rebound, cleared or
+ * the binding is closed, and dropping it may call back into what the tensor was made from (a tensor
+ * from an {@link OrtAllocator} frees its data through that allocator's native object). So the binding
+ * holds each bound tensor's native value, and with it the allocator or memory behind it, until ORT has
+ * let go of it: a tensor closed while bound is released then, not before. A run still refuses (with an
+ * {@link OrtException} naming it) a binding whose bound tensor was closed; rebind it first. Each run
+ * holds every bound tensor open until it returns. Outputs ORT allocated are
  * read with {@link #getOutputs()}: each call returns new tensors that the caller owns, independent of
  * the binding and the session. ORT by itself would write the next run into the same memory (it keeps
  * a run's outputs bound and reuses them, and refuses a run whose output shape changed); this binding
@@ -45,6 +49,9 @@ public final class OrtIoBinding extends NativeObject {
     private final Map<String, OnnxTensorLike> inputs = new LinkedHashMap<>();
     private final Map<String, OnnxTensorLike> outputs = new LinkedHashMap<>();
     private final Map<String, OrtMemoryInfo> deviceOutputs = new LinkedHashMap<>(); // copies this binding owns
+    // a hold on each bound tensor (see the class comment), ended once ORT has dropped its reference
+    private final Map<String, Lease> inputHolds = new HashMap<>();
+    private final Map<String, Lease> outputHolds = new HashMap<>();
     // what a run reads, rebuilt (under the lock) whenever a binding changes, so that a run iterates
     // arrays, builds no string and takes no lock: the bound Java tensors, and the outputs bound to a
     // device with their names as C strings
@@ -95,6 +102,7 @@ public final class OrtIoBinding extends NativeObject {
             MemorySegment cName = arena.allocateFrom(name);
             OrtMemoryInfo copy = OrtMemoryInfo.copyOf(info);
             OrtMemoryInfo old;
+            Lease oldHold;
             synchronized (lock) {
                 try {
                     Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b, cName, info),
@@ -104,9 +112,11 @@ public final class OrtIoBinding extends NativeObject {
                     throw e;
                 }
                 outputs.remove(name);
+                oldHold = outputHolds.remove(name);
                 old = deviceOutputs.put(name, copy);
                 snapshot();
             }
+            endHolds(oldHold == null ? List.of() : List.of(oldHold));
             if (old != null) {
                 old.close();
             }
@@ -166,34 +176,64 @@ public final class OrtIoBinding extends NativeObject {
             MemorySegment b = held.add(Handles.acquire(this));
             MemorySegment v = held.add(tensor.acquireFor((input ? "input '" : "output '") + name + "'"));
             MemorySegment cName = arena.allocateFrom(name);
+            Lease hold = Handles.retain(tensor); // the tensor is open: the use above holds it
             OrtMemoryInfo old = null;
-            synchronized (lock) {
-                Api.checkStatus(input ? OrtApi.BindInput.invoke(Api.IoBinding.BindInput, b, cName, v)
-                        : OrtApi.BindOutput.invoke(Api.IoBinding.BindOutput, b, cName, v),
-                        (input ? "bind input '" : "bind output '") + name + "'");
-                if (input) {
-                    inputs.put(name, tensor);
-                } else {
-                    old = deviceOutputs.remove(name);
-                    outputs.put(name, tensor);
+            Lease oldHold;
+            try {
+                synchronized (lock) {
+                    Api.checkStatus(input ? OrtApi.BindInput.invoke(Api.IoBinding.BindInput, b, cName, v)
+                            : OrtApi.BindOutput.invoke(Api.IoBinding.BindOutput, b, cName, v),
+                            (input ? "bind input '" : "bind output '") + name + "'");
+                    if (input) {
+                        inputs.put(name, tensor);
+                        oldHold = inputHolds.put(name, hold);
+                    } else {
+                        old = deviceOutputs.remove(name);
+                        outputs.put(name, tensor);
+                        oldHold = outputHolds.put(name, hold);
+                    }
+                    hold = null;
+                    snapshot();
                 }
-                snapshot();
+            } finally {
+                if (hold != null) {
+                    hold.close(); // not bound
+                }
             }
+            // ORT has dropped its reference to what was bound before: that tensor may go now
+            endHolds(oldHold == null ? List.of() : List.of(oldHold));
             if (old != null) {
                 old.close();
             }
         }
     }
 
+    /** Ends holds on tensors ORT no longer references (outside the lock: ending one may release a tensor). */
+    private static void endHolds(Iterable<Lease> holds) {
+        for (Lease h : holds) {
+            h.close();
+        }
+    }
+
+    /** Takes every hold out of {@code holds}, for {@link #endHolds}. Under the lock. */
+    private static List<Lease> takeHolds(Map<String, Lease> holds) {
+        List<Lease> out = new ArrayList<>(holds.values());
+        holds.clear();
+        return out;
+    }
+
     /** Unbinds every input ({@code ClearBoundInputs}). */
     public void clearBoundInputs() {
         try (Lease use = Handles.acquire(this)) {
             MemorySegment b = use.handle();
+            List<Lease> holds;
             synchronized (lock) {
                 OrtApi.ClearBoundInputs.invoke(Api.IoBinding.ClearBoundInputs, b);
                 inputs.clear();
+                holds = takeHolds(inputHolds);
                 snapshot();
             }
+            endHolds(holds);
         }
     }
 
@@ -202,10 +242,13 @@ public final class OrtIoBinding extends NativeObject {
         try (Lease use = Handles.acquire(this)) {
             MemorySegment b = use.handle();
             List<OrtMemoryInfo> infos;
+            List<Lease> holds;
             synchronized (lock) {
                 OrtApi.ClearBoundOutputs.invoke(Api.IoBinding.ClearBoundOutputs, b);
                 infos = forgetOutputs();
+                holds = takeHolds(outputHolds);
             }
+            endHolds(holds);
             infos.forEach(OrtMemoryInfo::close);
         }
     }
@@ -343,13 +386,18 @@ public final class OrtIoBinding extends NativeObject {
         return infos;
     }
 
+    /** After {@code ReleaseIoBinding}: ORT holds none of the bound values any more. */
     @Override
     protected void afterClose() {
         List<OrtMemoryInfo> infos;
+        List<Lease> holds;
         synchronized (lock) {
             inputs.clear();
             infos = forgetOutputs();
+            holds = takeHolds(inputHolds);
+            holds.addAll(takeHolds(outputHolds));
         }
+        endHolds(holds);
         infos.forEach(OrtMemoryInfo::close);
     }
 }

@@ -186,6 +186,58 @@ class IoBindingCpuTest {
         }
     }
 
+    /**
+     * ORT's binding keeps its own reference to a bound value; a tensor from an {@link OrtAllocator} frees
+     * its data through that allocator's native object when ORT drops the value (on rebinding, clearing or
+     * releasing the binding). Closing the tensor and the allocator while the tensor is bound must therefore
+     * not release the allocator: on the H200 that use-after-free crashed the JVM inside BindInput.
+     */
+    @Test
+    void aBoundTensorAndItsAllocatorLiveUntilTheBindingLetsGo() {
+        float[] x = ramp(8, 1, 1);
+        float[] y = ramp(8, 3, -1);
+        float[] z = ramp(8, -4, 0.5f);
+        long allocators = NativeObject.liveCount("OrtAllocator");
+        long values = NativeObject.liveCount("OrtValue");
+        try (OrtSession s = env.createSession(model("arith.onnx"));
+                OnnxTensor ty = OnnxTensor.createTensor(y, 2, 4);
+                OrtMemoryInfo cpu = OrtMemoryInfo.cpu();
+                OrtIoBinding b = s.createIoBinding()) {
+            OrtAllocator alloc = s.getAllocator(cpu);
+            OnnxTensor tx = OnnxTensor.createTensor(alloc, OnnxTensorType.FLOAT, 2, 4);
+            tx.data().copyFrom(MemorySegment.ofArray(x));
+            b.bindInput("x", tx).bindInput("y", ty).bindOutput("sum", cpu).bindOutput("prod", cpu).bindOutput("affine", cpu);
+            s.run(b);
+            try (Result r = b.getOutputs()) {
+                assertArith(x, y, r.tensor("sum").getFloatArray(), r.tensor("prod").getFloatArray(),
+                        r.tensor("affine").getFloatArray());
+            }
+            tx.close();
+            alloc.close();
+            assertTrue(tx.isClosed() && alloc.isClosed());
+            assertEquals(allocators + 1, NativeObject.liveCount("OrtAllocator"), "bound: the allocator lives on");
+            assertEquals(values + 2, NativeObject.liveCount("OrtValue"), "bound: x's value lives on beside y");
+            OrtException closed = assertThrows(OrtException.class, () -> s.run(b));
+            assertTrue(closed.getMessage().contains("'x' was closed"), closed.getMessage());
+            // rebinding makes ORT drop x: its data is freed through the allocator, then both go
+            try (OnnxTensor tz = OnnxTensor.createTensor(z, 2, 4)) {
+                b.bindInput("x", tz);
+                assertEquals(allocators, NativeObject.liveCount("OrtAllocator"), "rebound: the allocator is released");
+                s.run(b);
+                try (Result r = b.getOutputs()) {
+                    assertArith(z, y, r.tensor("sum").getFloatArray(), null, null);
+                }
+                // the same when the binding is cleared: tz closed while bound, then released by the clear
+                tz.close();
+                assertEquals(values + 2, NativeObject.liveCount("OrtValue"), "z is still bound");
+                b.clearBoundInputs();
+                assertEquals(values + 1, NativeObject.liveCount("OrtValue"), "cleared: only y is left");
+            }
+        }
+        assertEquals(allocators, NativeObject.liveCount("OrtAllocator"));
+        assertEquals(values, NativeObject.liveCount("OrtValue"), "closing the binding let go of the rest");
+    }
+
     @Test
     void ortAllocatorOfASessionAndWhatOutlivesTheSession() {
         OrtSession s = env.createSession(model("matmul_chain.onnx"));
