@@ -59,7 +59,7 @@ export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
 } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 java_run() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" \
-  -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx8g "$@"; }
+  -Dpvn3d.cache.dir=/tmp/pvn3d-cache -XX:ErrorFile="$OUT/hs_err_pid%p.log" -Xmx8g "$@"; }  # a crash log comes back with $OUT
 jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar:$bundle/picocli.jar"
 f2p() { java_run -cp "$jars" org.pvn3d.ort.cli.Main frame-to-pose --ep cuda "$@"; }
 log=$OUT/frame-to-pose-full.txt

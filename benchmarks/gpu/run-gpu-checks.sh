@@ -81,7 +81,7 @@ fi
 
 # libpvn3d_ops comes from the pvn3d-ops jar (as a user gets it); ORT from the machine's build
 java_run() { "$JAVA" --enable-native-access=ALL-UNNAMED -Dpvn3d.ort.path="$ORT_DIR" \
-  -Dpvn3d.cache.dir=/tmp/pvn3d-cache -Xmx4g "$@"; }
+  -Dpvn3d.cache.dir=/tmp/pvn3d-cache -XX:ErrorFile="$OUT/hs_err_pid%p.log" -Xmx4g "$@"; }  # a crash log comes back with $OUT
 jars="$bundle/ffm-bindings.jar:$bundle/runtime.jar:$bundle/pvn3d-ops.jar:$bundle/pvn3d-pipeline.jar:$bundle/picocli.jar"
 tests="$bundle/test-classes-runtime:$bundle/test-classes-pvn3d-ops:$bundle/test-classes-pvn3d-pipeline"
 if part cli; then
