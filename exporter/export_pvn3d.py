@@ -20,7 +20,6 @@ Runs exporter/fetch_bunny.sh (npm) unless --bunny-json is given.
 """
 import argparse
 import collections
-import inspect
 import io
 import json
 import os
@@ -77,13 +76,11 @@ def torch_export(model, inputs, output_names, dynamic_axes):
     kw = dict(opset_version=17, input_names=INPUT_NAMES, output_names=output_names,
               dynamic_axes=dynamic_axes, custom_opsets={ops.DOMAIN: ops.OPSET},
               do_constant_folding=True)
-    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
-        kw["dynamo"] = False  # torch >= 2.5 defaults to the dynamo exporter
     with torch.no_grad(), warnings.catch_warnings():
         # trace-time input checks of the reference ops and the static image size give
         # TracerWarnings (the custom nodes replace those paths in the graph): noise here
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, inputs, buf, **kw)
+        ops.onnx_export(model, inputs, buf, **kw)
     return onnx.load_from_string(buf.getvalue())
 
 

@@ -79,7 +79,7 @@ def export(model, sample):
         # the reference forwards' input checks run at trace time only (the custom nodes replace
         # them in the graph): their TracerWarnings, and torch 1.13's g.op deprecation, are noise
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, (torch.from_numpy(sample),), buf, opset_version=17,
+        ops.onnx_export(model, (torch.from_numpy(sample),), buf, opset_version=17,
                           input_names=["xyz"], output_names=["point_features"],
                           dynamic_axes={"xyz": {0: "B", 1: "N"},
                                         "point_features": {0: "B", 2: "N"}},

@@ -266,7 +266,7 @@ class CpuOps(unittest.TestCase):
             buf = io.BytesIO()
             with torch.no_grad(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                torch.onnx.export(net, (xyz,), buf, opset_version=17, input_names=["xyz"],
+                ops.onnx_export(net, (xyz,), buf, opset_version=17, input_names=["xyz"],
                                   output_names=["point_features"],
                                   custom_opsets={ops.DOMAIN: ops.OPSET})
             return buf.getvalue()

@@ -293,11 +293,9 @@ class PoseReference(unittest.TestCase):
         v = self.votes(1, 20, 0.004, 0)
         kw = dict(opset_version=17, custom_opsets={ops.DOMAIN: 1},
                   input_names=["votes", "mask"], output_names=["R", "t", "kps", "inliers"])
-        if "dynamo" in export_pvn3d.inspect.signature(torch.onnx.export).parameters:
-            kw["dynamo"] = False
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(Tiny(), (v, torch.ones(1, 20, dtype=torch.bool)), buf, **kw)
+            ops.onnx_export(Tiny(), (v, torch.ones(1, 20, dtype=torch.bool)), buf, **kw)
         m = onnx.load_from_string(buf.getvalue())
         node = [n for n in m.graph.node if n.domain == ops.DOMAIN]
         self.assertEqual([n.op_type for n in node], ["PVN3D_PoseSolve"])

@@ -24,6 +24,8 @@ Notes on the exact rules (spec/ops.md is authoritative):
   * BallQuery: ``r2 = float32(radius) * float32(radius)`` in float32, hit when ``d2 < r2``.
   * ThreeNN: result equals a stable ascending sort of the distances by (d2, index).
 """
+import inspect
+
 import numpy as np
 import torch
 
@@ -47,6 +49,15 @@ FPS_INIT = 1e10
 
 class OpError(ValueError):
     """A bad input as listed under "error" in spec/ops.md."""
+
+
+def onnx_export(model, args, f, **kw):
+    """torch.onnx.export with the TorchScript exporter these graphs are written for (the custom nodes come
+    from symbolic functions): torch >= 2.5 defaults to the dynamo exporter, which knows none of them and
+    spends minutes failing to trace the operators' Python fallbacks before it gives up."""
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kw.setdefault("dynamo", False)
+    torch.onnx.export(model, args, f, **kw)
 
 
 def _check(cond, op, msg):
