@@ -8,9 +8,10 @@ what to use with a real PVN3D checkpoint. The weight layout is the same either w
 State-dict names: conv1, bn1, layer{1..4}.{i}.conv1/bn1/conv2/bn2/downsample.{0,1}.
 
 Dilated layers as plain convolutions on a batch of sub-images (`atrous_as_batch`, set by the
-exporter's --trunk-as-batches): a 3x3 convolution with dilation d (padding d) on an HxW map equals, for every phase (i, j)
-in [0, d)^2, a dilation-1 convolution (padding 1) on the sub-image x[..., i::d, j::d], as long as d
-divides H and W (the zero padding of the full map then falls exactly on the sub-images' borders). The
+exporter's --trunk-as-batches): a 3x3 convolution with dilation d (padding d) on an HxW map equals,
+for every phase (i, j) in [0, d)^2, a dilation-1 convolution (padding 1) on the sub-image
+x[..., i::d, j::d], as long as d divides H and W (the zero padding of the full map then falls exactly
+on the sub-images' borders). The
 1x1 convolutions, BatchNorm, ReLU and the residual adds act per pixel. So layer3 (dilation 2) runs on
 the 4 sub-images of its input and layer4 (dilation 4) on 16, stacked along the batch axis, and the
 result is put back together at the end: the same sums per output, as convolutions without dilation

@@ -6,7 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,12 +46,9 @@ public final class OrtIoBinding extends NativeObject {
     // One lock for the three maps, held across each native bind and clear as well: ORT's bindings and
     // the maps change in the same order, so a name is bound in the maps as it is in ORT (last call wins)
     private final Object lock = new Object();
-    private final Map<String, OnnxTensorLike> inputs = new LinkedHashMap<>();
-    private final Map<String, OnnxTensorLike> outputs = new LinkedHashMap<>();
+    private final Map<String, BoundTensor> inputs = new LinkedHashMap<>();
+    private final Map<String, BoundTensor> outputs = new LinkedHashMap<>();
     private final Map<String, OrtMemoryInfo> deviceOutputs = new LinkedHashMap<>(); // copies this binding owns
-    // a hold on each bound tensor (see the class comment), ended once ORT has dropped its reference
-    private final Map<String, Lease> inputHolds = new HashMap<>();
-    private final Map<String, Lease> outputHolds = new HashMap<>();
     // what a run reads, rebuilt (under the lock) whenever a binding changes, so that a run iterates
     // arrays, builds no string and takes no lock: the bound Java tensors, and the outputs bound to a
     // device with their names as C strings
@@ -59,6 +56,9 @@ public final class OrtIoBinding extends NativeObject {
     private volatile DeviceOutput[] deviceSnapshot = new DeviceOutput[0];
 
     private record Bound(String name, boolean input, OnnxTensorLike tensor) {}
+
+    /** A bound tensor and the binding's hold on it (see the class comment), ended once ORT has dropped its reference. */
+    private record BoundTensor(OnnxTensorLike tensor, Lease hold) {}
 
     private record DeviceOutput(String name, MemorySegment cName, OrtMemoryInfo info) {}
 
@@ -102,7 +102,7 @@ public final class OrtIoBinding extends NativeObject {
             MemorySegment cName = arena.allocateFrom(name);
             OrtMemoryInfo copy = OrtMemoryInfo.copyOf(info);
             OrtMemoryInfo old;
-            Lease oldHold;
+            BoundTensor replaced;
             synchronized (lock) {
                 try {
                     Api.checkStatus(OrtApi.BindOutputToDevice.invoke(Api.IoBinding.BindOutputToDevice, b, cName, info),
@@ -111,12 +111,11 @@ public final class OrtIoBinding extends NativeObject {
                     copy.close();
                     throw e;
                 }
-                outputs.remove(name);
-                oldHold = outputHolds.remove(name);
+                replaced = outputs.remove(name);
                 old = deviceOutputs.put(name, copy);
                 snapshot();
             }
-            endHolds(oldHold == null ? List.of() : List.of(oldHold));
+            endHold(replaced);
             if (old != null) {
                 old.close();
             }
@@ -152,8 +151,8 @@ public final class OrtIoBinding extends NativeObject {
     /** Rebuilds what a run reads; under the lock. */
     private void snapshot() {
         java.util.List<Bound> b = new ArrayList<>();
-        inputs.forEach((name, t) -> b.add(new Bound(name, true, t)));
-        outputs.forEach((name, t) -> b.add(new Bound(name, false, t)));
+        inputs.forEach((name, t) -> b.add(new Bound(name, true, t.tensor())));
+        outputs.forEach((name, t) -> b.add(new Bound(name, false, t.tensor())));
         boundSnapshot = b.toArray(Bound[]::new);
         java.util.List<DeviceOutput> d = new ArrayList<>();
         deviceOutputs.forEach((name, info) -> d.add(new DeviceOutput(name, Arena.ofAuto().allocateFrom(name), info)));
@@ -176,49 +175,44 @@ public final class OrtIoBinding extends NativeObject {
             MemorySegment b = held.add(Handles.acquire(this));
             MemorySegment v = held.add(tensor.acquireFor((input ? "input '" : "output '") + name + "'"));
             MemorySegment cName = arena.allocateFrom(name);
-            Lease hold = Handles.retain(tensor); // the tensor is open: the use above holds it
+            BoundTensor bound = new BoundTensor(tensor, Handles.retain(tensor)); // open: the use above holds it
             OrtMemoryInfo old = null;
-            Lease oldHold;
+            BoundTensor replaced;
             try {
                 synchronized (lock) {
                     Api.checkStatus(input ? OrtApi.BindInput.invoke(Api.IoBinding.BindInput, b, cName, v)
                             : OrtApi.BindOutput.invoke(Api.IoBinding.BindOutput, b, cName, v),
                             (input ? "bind input '" : "bind output '") + name + "'");
                     if (input) {
-                        inputs.put(name, tensor);
-                        oldHold = inputHolds.put(name, hold);
+                        replaced = inputs.put(name, bound);
                     } else {
                         old = deviceOutputs.remove(name);
-                        outputs.put(name, tensor);
-                        oldHold = outputHolds.put(name, hold);
+                        replaced = outputs.put(name, bound);
                     }
-                    hold = null;
+                    bound = null;
                     snapshot();
                 }
             } finally {
-                if (hold != null) {
-                    hold.close(); // not bound
-                }
+                endHold(bound); // not bound after all
             }
-            // ORT has dropped its reference to what was bound before: that tensor may go now
-            endHolds(oldHold == null ? List.of() : List.of(oldHold));
+            endHold(replaced); // ORT has dropped its reference to what was bound before: that tensor may go now
             if (old != null) {
                 old.close();
             }
         }
     }
 
-    /** Ends holds on tensors ORT no longer references (outside the lock: ending one may release a tensor). */
-    private static void endHolds(Iterable<Lease> holds) {
-        for (Lease h : holds) {
-            h.close();
+    /** Ends the hold on a tensor ORT no longer references (outside the lock: ending it may release the tensor). */
+    private static void endHold(BoundTensor t) {
+        if (t != null) {
+            t.hold().close();
         }
     }
 
-    /** Takes every hold out of {@code holds}, for {@link #endHolds}. Under the lock. */
-    private static List<Lease> takeHolds(Map<String, Lease> holds) {
-        List<Lease> out = new ArrayList<>(holds.values());
-        holds.clear();
+    /** Empties {@code bound}, returning what was in it for {@link #endHold}. Under the lock. */
+    private static List<BoundTensor> unbindAll(Map<String, BoundTensor> bound) {
+        List<BoundTensor> out = new ArrayList<>(bound.values());
+        bound.clear();
         return out;
     }
 
@@ -226,14 +220,13 @@ public final class OrtIoBinding extends NativeObject {
     public void clearBoundInputs() {
         try (Lease use = Handles.acquire(this)) {
             MemorySegment b = use.handle();
-            List<Lease> holds;
+            List<BoundTensor> unbound;
             synchronized (lock) {
                 OrtApi.ClearBoundInputs.invoke(Api.IoBinding.ClearBoundInputs, b);
-                inputs.clear();
-                holds = takeHolds(inputHolds);
+                unbound = unbindAll(inputs);
                 snapshot();
             }
-            endHolds(holds);
+            unbound.forEach(OrtIoBinding::endHold);
         }
     }
 
@@ -241,14 +234,13 @@ public final class OrtIoBinding extends NativeObject {
     public void clearBoundOutputs() {
         try (Lease use = Handles.acquire(this)) {
             MemorySegment b = use.handle();
+            List<BoundTensor> unbound = new ArrayList<>();
             List<OrtMemoryInfo> infos;
-            List<Lease> holds;
             synchronized (lock) {
                 OrtApi.ClearBoundOutputs.invoke(Api.IoBinding.ClearBoundOutputs, b);
-                infos = forgetOutputs();
-                holds = takeHolds(outputHolds);
+                infos = forgetOutputs(unbound);
             }
-            endHolds(holds);
+            unbound.forEach(OrtIoBinding::endHold);
             infos.forEach(OrtMemoryInfo::close);
         }
     }
@@ -347,7 +339,9 @@ public final class OrtIoBinding extends NativeObject {
     /** The tensors currently bound as inputs (a snapshot; the binding does not own them). */
     public Map<String, OnnxTensorLike> getBoundInputs() {
         synchronized (lock) {
-            return Map.copyOf(inputs);
+            Map<String, OnnxTensorLike> out = new LinkedHashMap<>();
+            inputs.forEach((name, t) -> out.put(name, t.tensor()));
+            return Collections.unmodifiableMap(out);
         }
     }
 
@@ -361,12 +355,12 @@ public final class OrtIoBinding extends NativeObject {
         int nOut;
         synchronized (lock) {
             nIn = inputs.size();
-            for (OnnxTensorLike t : inputs.values()) {
-                in += t.byteSize();
+            for (BoundTensor t : inputs.values()) {
+                in += t.tensor().byteSize();
             }
             nOut = outputs.size() + deviceOutputs.size();
-            for (OnnxTensorLike t : outputs.values()) {
-                out += t.byteSize();
+            for (BoundTensor t : outputs.values()) {
+                out += t.tensor().byteSize();
             }
         }
         return new Sizes(nIn, in, nOut, out);
@@ -377,9 +371,12 @@ public final class OrtIoBinding extends NativeObject {
         OrtApi.ReleaseIoBinding.invoke(Api.IoBinding.ReleaseIoBinding, handle);
     }
 
-    /** Drops every output from the maps; the device descriptions it held, for the caller to close. Under the lock. */
-    private List<OrtMemoryInfo> forgetOutputs() {
-        outputs.clear();
+    /**
+     * Drops every output from the maps: the tensors bound to outputs go into {@code unbound} (for
+     * {@link #endHold}), the device descriptions it held are returned for the caller to close. Under the lock.
+     */
+    private List<OrtMemoryInfo> forgetOutputs(List<BoundTensor> unbound) {
+        unbound.addAll(unbindAll(outputs));
         List<OrtMemoryInfo> infos = new ArrayList<>(deviceOutputs.values());
         deviceOutputs.clear();
         snapshot();
@@ -389,15 +386,13 @@ public final class OrtIoBinding extends NativeObject {
     /** After {@code ReleaseIoBinding}: ORT holds none of the bound values any more. */
     @Override
     protected void afterClose() {
+        List<BoundTensor> unbound;
         List<OrtMemoryInfo> infos;
-        List<Lease> holds;
         synchronized (lock) {
-            inputs.clear();
-            infos = forgetOutputs();
-            holds = takeHolds(inputHolds);
-            holds.addAll(takeHolds(outputHolds));
+            unbound = unbindAll(inputs);
+            infos = forgetOutputs(unbound);
         }
-        endHolds(holds);
+        unbound.forEach(OrtIoBinding::endHold);
         infos.forEach(OrtMemoryInfo::close);
     }
 }
