@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import export_pvn3d  # noqa: E402
 from pvn3d_export import ops, pvt  # noqa: E402
-from pvn3d_export.pvn3d import model as M, npeval_ext, pose, pspnet, resnet  # noqa: E402
+from pvn3d_export.pvn3d import model as M, npeval_ext, pointwise, pose, pspnet, resnet  # noqa: E402
 
 FIX = os.path.join(os.path.dirname(HERE), "pvn3d-pipeline", "src", "main", "resources", "pvn3d")
 CHECKPOINT = os.path.join(HERE, "checkpoints", "pvn3d_tiny_bunny.pt")
@@ -199,6 +199,78 @@ class AtrousAsBatch(unittest.TestCase):
             trunk.atrous_as_batch = True
             got = trunk(x)
         torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+class PointwiseAsMatMul(unittest.TestCase):
+    """pointwise.py: the per-point 1x1 convolutions as MatMul + Add (+ Relu), BatchNorm folded in."""
+
+    def test_folded_layers_match_the_convolutions(self):
+        torch.manual_seed(7)
+        net = M.PVN3D("tiny", dilations=(2, 4))
+        for m in net.modules():  # non-trivial BatchNorm statistics
+            if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
+                m.running_mean.uniform_(-0.2, 0.2)
+                m.running_var.uniform_(0.5, 1.5)
+                m.weight.data.uniform_(0.75, 1.25)
+                m.bias.data.uniform_(-0.1, 0.1)
+        net.eval()
+        blocks, fusion = pointwise._layers(net)
+        self.assertEqual(pointwise.count_convs(net), len(blocks) + 4)
+        dims = {type(b.conv) for b in blocks}
+        self.assertEqual(dims, {torch.nn.Conv1d, torch.nn.Conv2d})  # SA levels are 2-D, FP and heads 1-D
+        for b in blocks[:3] + blocks[-3:]:
+            x = torch.randn(2, b.conv.in_channels, 40)
+            with torch.no_grad():
+                want = b(x if isinstance(b.conv, torch.nn.Conv1d) else x.unsqueeze(-1))
+                if isinstance(b.conv, torch.nn.Conv2d):
+                    want = want.squeeze(-1)
+                w, bias = pointwise.fold(b.conv, b.normlayer.bn if hasattr(b, "normlayer") else None)
+                b.folded = (w, bias)
+                got = b(x)
+                b.folded = None
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        with self.assertRaises(ValueError):
+            pointwise.fold(torch.nn.Conv1d(4, 4, 3))
+        # the whole network: the same outputs with every per-point layer as a product, restored after
+        inputs = (torch.rand(2, 3, 64, 96), torch.rand(2, 300, 9), torch.randint(0, 64 * 96, (2, 1, 300)))
+        with torch.no_grad():
+            want = net(*inputs)
+            with pointwise.as_matmul(net):
+                self.assertTrue(all(b.folded is not None for b in blocks) and fusion.folded is not None)
+                got = net(*inputs)
+        self.assertTrue(all(b.folded is None for b in blocks) and fusion.folded is None)
+        for g, w in zip(got, want):
+            if w.dtype == torch.int64:
+                self.assertTrue(torch.equal(g, w))
+            else:
+                torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4)
+
+    def test_export_has_no_per_point_conv(self):
+        s = pvt.load(SAMPLE)
+        inputs = tuple(torch.from_numpy(s[k]) for k in INPUTS)
+        net = M.PVN3D("tiny", dilations=(2, 4)).eval()
+        M.load_checkpoint(net, CHECKPOINT)
+
+        class A:
+            width_name = "tiny"
+            pointwise = "matmul"
+        A.net = net
+        m, _ = export_pvn3d.export(net, inputs, A, OUTPUTS, {})
+        convs = [n.name for n in m.graph.node if n.op_type == "Conv"]
+        self.assertTrue(convs and all(c.startswith("/cnn/") for c in convs), convs)
+        matmuls = [n.name for n in m.graph.node if n.op_type == "MatMul" and not n.name.startswith("/cnn/")]
+        self.assertEqual(len(matmuls), pointwise.count_convs(net))
+        # constant shapes: no Shape node feeds the products' reshapes
+        self.assertFalse([n.name for n in m.graph.node if n.op_type == "Shape" and "/SA_modules" in n.name])
+        rng = np.random.RandomState(9)
+        sel = [rng.choice(s["cld_rgb_nrm"].shape[1], 500, replace=False) for _ in range(2)]
+        feeds = {"rgb": np.concatenate([s["rgb"]] * 2, 0),
+                 "cld_rgb_nrm": np.stack([s["cld_rgb_nrm"][0, i] for i in sel]),
+                 "choose": np.stack([s["choose"][0][:, i] for i in sel])}
+        got = npeval_ext.run(m, feeds, keep_all=False)
+        with torch.no_grad():
+            want = net(*[torch.from_numpy(feeds[k]) for k in INPUTS])
+        compare(self, got, dict(zip(OUTPUTS, (w.numpy() for w in want))), OUTPUTS)
 
 
 class Resampling(unittest.TestCase):

@@ -24,6 +24,9 @@
 #   frame-to-pose-trunk.json    (part trunk, not in the default parts) full model, B1 and B8, CUDA graph on, each mode,
 #                               exported twice: layer3/layer4 as dilated convolutions (the default) and as sub-image
 #                               batches (--trunk-as-batches); rows carry "trunk". 2026-12-02: no difference
+#   frame-to-pose-pointwise.json  (part pointwise, not in the default parts) the same for the per-point 1x1
+#                               convolutions exported as MatMul + Add (--pointwise-as-matmul); rows carry "pointwise"
+#                               (matmul or conv). Both comparisons stop the mean shift at once with random weights
 #   accuracy-full.json, frame-to-pose-heldout.txt  (part heldout, with FULL_CKPT) the trained full-size model per
 #                               precision on HELDOUT (default 200) unseen 480x640 test scenes, made here on the GPU
 #
@@ -87,8 +90,9 @@ modes=strict,tf32
 [ -f "$full/pvn3d_full_fp16.onnx" ] && { full_args+=(--fp16-model "$full/pvn3d_full_fp16.onnx"); modes=strict,tf32,fp16; }
 if part full; then
   echo "== full-size model, one frame and batches of 8, CUDA graphs off and on ($modes)" | tee -a "$log"
-  f2p "${full_args[@]}" --precision "$modes" --batch 1,8 --cuda-graph both --frames "$FRAMES" --warmup 20 \
-    --json "$OUT/frame-to-pose.json" 2>&1 | tee -a "$log"
+  # FULL_GRAPH=on|off runs one side only, into frame-to-pose-graph-on|off.json (two calls, two frame counts)
+  f2p "${full_args[@]}" --precision "$modes" --batch 1,8 --cuda-graph "${FULL_GRAPH:-both}" --frames "$FRAMES" --warmup 20 \
+    --json "$OUT/frame-to-pose${FULL_GRAPH:+-graph-$FULL_GRAPH}.json" 2>&1 | tee -a "$log"
 fi
 if part inflight; then
   # batch 8 too: one batch's serial FPS chain can overlap the other's convolutions (B1 gained 33% in fp16 on 12-01)
@@ -97,29 +101,38 @@ if part inflight; then
     --cuda-graph "${INFLIGHT_GRAPH:-both}" --inflight 2 --frames "$FRAMES" --warmup 20 \
     --json "$OUT/frame-to-pose-inflight.json" 2>&1 | tee -a "$log"
 fi
-if part trunk; then
-  # the same weights and sample, layer3/layer4 exported as sub-image batches
-  bat=$full-batches
-  if [ ! -f "$bat/pvn3d_full.onnx" ]; then
-    python3 exporter/export_pvn3d.py --width full --no-verify --trunk-as-batches "${export_args[@]}" \
-      --bunny-json "$bundle/bunny.json" --out-dir "$bat" > /tmp/pvn3d-batches-export.txt 2>&1 \
-      || { echo "sub-image batches export failed:"; tail -20 /tmp/pvn3d-batches-export.txt; }
-    python3 exporter/convert_fp16.py "$bat/pvn3d_full.onnx" -o "$bat/pvn3d_full_fp16.onnx" 2>&1 | tail -2 | tee -a "$log"
+# Two exports of the same weights and sample, measured side by side (B1 and B8, CUDA graph on, every mode):
+# the default graph and one made with an exporter option. Rows carry "$key" = the label of their export.
+# With random weights the mean shift stops at once (--max-iter 0): its length follows the votes, which
+# differ between the two graphs by rounding, and would drown a network difference.
+compare_exports() {  # name flag(s, split on spaces) key label-with label-without
+  local name=$1 flag=$2 key=$3 with=$4 without=$5 alt=$full-$1 it=()
+  [ -z "$FULL_CKPT" ] && it=(--max-iter 0)
+  if [ ! -f "$alt/pvn3d_full.onnx" ]; then
+    python3 exporter/export_pvn3d.py --width full --no-verify $flag "${export_args[@]}" \
+      --bunny-json "$bundle/bunny.json" --out-dir "$alt" > "/tmp/pvn3d-$name-export.txt" 2>&1 \
+      || { echo "$flag export failed:"; tail -20 "/tmp/pvn3d-$name-export.txt"; }
+    python3 exporter/convert_fp16.py "$alt/pvn3d_full.onnx" -o "$alt/pvn3d_full_fp16.onnx" 2>&1 | tail -2 | tee -a "$log"
   fi
-  rm -f /tmp/f2p-trunk-*.json
-  for t in batches dilated; do
-    d=$full; [ $t = batches ] && d=$bat
-    echo "== full-size model, trunk as $t, CUDA graph on ($modes)" | tee -a "$log"
+  rm -f "/tmp/f2p-$name-"*.json
+  for v in with without; do
+    local d=$full label=$without
+    [ $v = with ] && { d=$alt; label=$with; }
+    echo "== full-size model, $key: $label, CUDA graph on ($modes) ${it[*]}" | tee -a "$log"
     f2p --model "$d/pvn3d_full.onnx" --sample "$full/pvn3d_full_sample.bin" --fp16-model "$d/pvn3d_full_fp16.onnx" \
-      --precision "$modes" --batch 1,8 --cuda-graph on --frames "${TRUNK_FRAMES:-$FRAMES}" --warmup 20 \
-      --json "/tmp/f2p-trunk-$t.json" 2>&1 | tee -a "$log"
+      --precision "$modes" --batch 1,8 --cuda-graph on --frames "${COMPARE_FRAMES:-$FRAMES}" --warmup 20 "${it[@]}" \
+      --json "/tmp/f2p-$name-$v.json" 2>&1 | tee -a "$log"
   done
   python3 -c 'import json, sys
+key, labels, files = sys.argv[1], sys.argv[2:4], sys.argv[4:]
 rows = []
-for f, t in zip(sys.argv[1:], ("sub-image batches", "dilated")):
-    rows += [dict(r, trunk=t) for r in json.load(open(f))]
-print(json.dumps(rows, indent=1))' /tmp/f2p-trunk-batches.json /tmp/f2p-trunk-dilated.json > "$OUT/frame-to-pose-trunk.json"
-fi
+for f, t in zip(files, labels):
+    rows += [dict(r, **{key: t}) for r in json.load(open(f))]
+print(json.dumps(rows, indent=1))' "$key" "$with" "$without" "/tmp/f2p-$name-with.json" "/tmp/f2p-$name-without.json" \
+    > "$OUT/frame-to-pose-$name.json"
+}
+part trunk && compare_exports trunk --trunk-as-batches trunk "sub-image batches" dilated
+part pointwise && compare_exports pointwise "--pointwise conv" pointwise conv matmul
 if part nhwc; then
   echo "== full-size model, CUDA graph off, prefer_nhwc=1 ($modes)" | tee -a "$log"
   f2p "${full_args[@]}" --precision "$modes" --batch 1,8 --cuda-graph off --cuda-option prefer_nhwc=1 --frames "$FRAMES" \

@@ -15,6 +15,8 @@ from torch import nn
 
 
 class DenseFusion(nn.Module):
+    CONVS = ("conv2_rgb", "conv2_cld", "conv3", "conv4")
+
     def __init__(self, c_rgb, c_cld, c2=256, c3=512, c4=1024):
         super().__init__()
         self.conv2_rgb = nn.Conv1d(c_rgb, c2, 1)
@@ -23,11 +25,18 @@ class DenseFusion(nn.Module):
         self.conv4 = nn.Conv1d(c3, c4, 1)
         self.relu = nn.ReLU()
         self.out_channels = c_rgb + c_cld + 2 * c2 + c4
+        self.folded = None  # name -> (W, b) while pointwise.as_matmul runs the convolutions as products
+
+    def conv(self, name, x):
+        if self.folded is None:
+            return getattr(self, name)(x)
+        w, b = self.folded[name]
+        return torch.matmul(w, x) + b[:, None]
 
     def forward(self, rgb_emb, cld_emb):
         feat_1 = torch.cat((rgb_emb, cld_emb), dim=1)
-        feat_2 = torch.cat((self.relu(self.conv2_rgb(rgb_emb)),
-                            self.relu(self.conv2_cld(cld_emb))), dim=1)
-        rgbd = self.relu(self.conv4(self.relu(self.conv3(feat_1))))
+        feat_2 = torch.cat((self.relu(self.conv("conv2_rgb", rgb_emb)),
+                            self.relu(self.conv("conv2_cld", cld_emb))), dim=1)
+        rgbd = self.relu(self.conv("conv4", self.relu(self.conv("conv3", feat_1))))
         ap = torch.mean(rgbd, dim=2, keepdim=True).expand_as(rgbd)
         return torch.cat([feat_1, feat_2, ap], dim=1)

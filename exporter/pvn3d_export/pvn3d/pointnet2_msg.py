@@ -27,7 +27,8 @@ class BN(nn.Sequential):
 
 
 class ConvBNReLU(nn.Sequential):
-    """conv (+ normlayer.bn) (+ activation), names as PVN3D's pt_utils Conv1d/Conv2d."""
+    """conv (+ normlayer.bn) (+ activation), names as PVN3D's pt_utils Conv1d/Conv2d. While `folded`
+    holds (W, b) (pointwise.as_matmul, export only) it runs as W x + b (+ ReLU) on x [B, Cin, K]."""
 
     def __init__(self, cin, cout, dims=2, bn=True, relu=True):
         super().__init__()
@@ -37,6 +38,14 @@ class ConvBNReLU(nn.Sequential):
             self.add_module("normlayer", BN(cout, dims))
         if relu:
             self.add_module("activation", nn.ReLU())
+        self.folded = None
+
+    def forward(self, x):
+        if self.folded is None:
+            return super().forward(x)
+        w, b = self.folded
+        y = torch.matmul(w, x) + b[:, None]
+        return torch.relu(y) if hasattr(self, "activation") else y
 
 
 class SharedMLP(nn.Sequential):
@@ -73,7 +82,13 @@ class SAModuleMSG(nn.Module):
             if features is not None:
                 g = ops.group_points(features, idx)
                 x = torch.cat([x, g], dim=1) if self.use_xyz else g
-            outs.append(torch.amax(mlp(x), dim=3))
+            if mlp.layer0.folded is None:
+                y = mlp(x)
+            else:  # as matrix products over [B, C, npoint * nsample]: constant shapes, no shape arithmetic
+                last = mlp[len(mlp) - 1].conv
+                y = mlp(x.reshape(-1, mlp.layer0.conv.in_channels, self.npoint * nsample))
+                y = y.reshape(-1, last.out_channels, self.npoint, nsample)
+            outs.append(torch.amax(y, dim=3))
         return new_xyz, torch.cat(outs, dim=1), (fps_idx, ball)
 
 
