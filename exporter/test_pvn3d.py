@@ -45,6 +45,20 @@ def compare(tc, got, want, names, tol=FLOAT_TOL):
             tc.assertLess(err, tol, "%s: max abs diff %g" % (name, err))
 
 
+def evaluate_at_b2_n500(tc, m, net, s, seed):
+    """The exported graph m (numpy evaluator) against PyTorch's net at B = 2, N = 500: two different
+    random subsets of the sample's points."""
+    rng = np.random.RandomState(seed)
+    sel = [rng.choice(s["cld_rgb_nrm"].shape[1], 500, replace=False) for _ in range(2)]
+    feeds = {"rgb": np.concatenate([s["rgb"]] * 2, 0),
+             "cld_rgb_nrm": np.stack([s["cld_rgb_nrm"][0, i] for i in sel]),
+             "choose": np.stack([s["choose"][0][:, i] for i in sel])}
+    got = npeval_ext.run(m, feeds, keep_all=False)
+    with torch.no_grad():
+        want = net(*[torch.from_numpy(feeds[k]) for k in INPUTS])
+    compare(tc, got, dict(zip(OUTPUTS, (w.numpy() for w in want))), OUTPUTS)
+
+
 class CommittedFixture(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -146,16 +160,7 @@ class FreshExport(unittest.TestCase):
         self.assertTrue(dil and all(set(d) == {1} for d in dil), dil)
         perms = [list(a.ints) for n in m.graph.node if n.op_type == "Transpose" for a in n.attribute]
         self.assertEqual(sum(len(p) == 6 for p in perms), 4, perms)  # two splits, two merges
-        # B = 2, N = 500: two different subsets of the sample's points
-        rng = np.random.RandomState(5)
-        sel = [rng.choice(s["cld_rgb_nrm"].shape[1], 500, replace=False) for _ in range(2)]
-        feeds = {"rgb": np.concatenate([s["rgb"]] * 2, 0),
-                 "cld_rgb_nrm": np.stack([s["cld_rgb_nrm"][0, i] for i in sel]),
-                 "choose": np.stack([s["choose"][0][:, i] for i in sel])}
-        got = npeval_ext.run(m, feeds, keep_all=False)
-        with torch.no_grad():
-            want = net(*[torch.from_numpy(feeds[k]) for k in INPUTS])
-        compare(self, got, dict(zip(OUTPUTS, (w.numpy() for w in want))), OUTPUTS)
+        evaluate_at_b2_n500(self, m, net, s, seed=5)
 
 
 class AtrousAsBatch(unittest.TestCase):
@@ -262,15 +267,7 @@ class PointwiseAsMatMul(unittest.TestCase):
         self.assertEqual(len(matmuls), pointwise.count_convs(net))
         # constant shapes: no Shape node feeds the products' reshapes
         self.assertFalse([n.name for n in m.graph.node if n.op_type == "Shape" and "/SA_modules" in n.name])
-        rng = np.random.RandomState(9)
-        sel = [rng.choice(s["cld_rgb_nrm"].shape[1], 500, replace=False) for _ in range(2)]
-        feeds = {"rgb": np.concatenate([s["rgb"]] * 2, 0),
-                 "cld_rgb_nrm": np.stack([s["cld_rgb_nrm"][0, i] for i in sel]),
-                 "choose": np.stack([s["choose"][0][:, i] for i in sel])}
-        got = npeval_ext.run(m, feeds, keep_all=False)
-        with torch.no_grad():
-            want = net(*[torch.from_numpy(feeds[k]) for k in INPUTS])
-        compare(self, got, dict(zip(OUTPUTS, (w.numpy() for w in want))), OUTPUTS)
+        evaluate_at_b2_n500(self, m, net, s, seed=9)
 
 
 class Resampling(unittest.TestCase):
