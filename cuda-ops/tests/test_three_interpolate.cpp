@@ -52,6 +52,40 @@ void compare_interp(const std::vector<float>& f, const std::vector<int64_t>& idx
   same_values("interpolate bit-exact", got, want);
 }
 
+// Bad indices planted at (b, j, k) of idx: the CUDA report is the lowest flat position's, every channel
+// of a bad point is 0 and every other output equals the CPU kernel's on idx without the bad entries.
+struct BadIndex {
+  int64_t b, j, k, value;
+};
+void check_bad_points(Rng& rng, int64_t B, int64_t C, int64_t m, int64_t n, const std::vector<BadIndex>& bad,
+                      const char* what) {
+  const auto f = testdata::random_floats(rng, B * C * m, -1, 1);
+  const auto good_idx = testdata::random_indices(rng, B * n * 3, m);
+  const auto w = testdata::random_weights(rng, B, n);
+  auto idx = good_idx;
+  int64_t want_pos = -1, want_value = -1;
+  for (const BadIndex& x : bad) {
+    const int64_t p = (x.b * n + x.j) * 3 + x.k;
+    idx[static_cast<size_t>(p)] = x.value;
+    if (want_pos < 0 || p < want_pos) {
+      want_pos = p;
+      want_value = x.value;
+    }
+  }
+  std::vector<float> want(static_cast<size_t>(B * C * n));
+  ok(pvn3d_three_interpolate_cpu(B, C, m, n, f.data(), good_idx.data(), w.data(), want.data()), "interp cpu");
+  for (const BadIndex& x : bad)
+    for (int64_t c = 0; c < C; ++c) want[static_cast<size_t>((x.b * C + c) * n + x.j)] = 0.f;
+  Dev<float> df(f), dw(w), dout(want.size());
+  Dev<int64_t> di(idx);
+  IndexError err;
+  ok(pvn3d_three_interpolate_cuda(B, C, m, n, df.p, di.p, dw.p, dout.p, err.dev.p, testenv::stream()), what);
+  err.read();
+  CHECK(err.position == want_pos && err.value == want_value, "%s: report {%lld, %lld}, expected {%lld, %lld}", what,
+        (long long)err.position, (long long)err.value, (long long)want_pos, (long long)want_value);
+  same_values(what, dout.get(), want);
+}
+
 }  // namespace
 
 // ---- CPU kernel == reference -------------------------------------------------------------------
@@ -130,10 +164,20 @@ TEST(three_interpolate_cuda_equals_cpu) {
     compare_interp(testdata::random_floats(rng, B * C * m, -1, 1), testdata::random_indices(rng, B * n * 3, m),
                    testdata::random_weights(rng, B, n), B, C, m, n, "interpolate staged m=4096");
   }
+  struct Size { int64_t B, C, m, n; size_t shift; const char* what; };
+  // PVN3D's largest shape with B = 8 (the benchmark's; the staged kernel over several position ranges and
+  // chunks of rows); C not a multiple of the rows per chunk, m and n odd, with and without 16-byte aligned
+  // pointers.
+  for (const Size& z : {Size{8, 256, 4096, 16384, 0, "interpolate B=8 C=256"},
+                        Size{8, 134, 998, 901, 0, "interpolate C=134, m and n odd"},
+                        Size{8, 134, 998, 901, 1, "interpolate C=134, misaligned"}}) {
+    if (testenv::small() && z.B * z.C * z.n > (1 << 20)) continue;
+    compare_interp(testdata::random_floats(rng, z.B * z.C * z.m, -1, 1), testdata::random_indices(rng, z.B * z.n * 3, z.m),
+                   testdata::random_weights(rng, z.B, z.n), z.B, z.C, z.m, z.n, z.what, z.shift);
+  }
   // The staged kernel's variants: 4 points a thread (n % 4 == 0) over many chunks and position ranges
   // (PVN3D's largest shape with B = 2, C = 64); one point a thread (n odd; misaligned pointers, which
   // also take the plain-load staging); fewer units than threads (threads share a unit's rows).
-  struct Size { int64_t B, C, m, n; size_t shift; const char* what; };
   for (const Size& z : {Size{2, 64, 4096, 16384, 0, "interpolate staged, float4"},
                         Size{1, 128, 2048, 12288, 0, "interpolate staged, B=1 C=128"},
                         Size{2, 21, 1000, 1001, 0, "interpolate staged, n odd"},
@@ -174,6 +218,15 @@ TEST(three_interpolate_cuda_index_errors) {
     CHECK(cpu_msg == pvn3d_last_error(), "describe '%s' vs cpu '%s'", pvn3d_last_error(), cpu_msg.c_str());
     CHECK(dout.get()[static_cast<size_t>(7 * n + 321)] == 0.f, "bad entry not zero");
   }
+  // Several bad points: a bad third index and, at a lower flat position, a bad first index on the last
+  // point; at B=8 C=256 (not with PVN3D_TEST_SMALL) bad points in different position ranges, at a range's
+  // edges and at index values beyond 32 bits. The lowest position is reported; every other output exact.
+  check_bad_points(rng, 8, 134, 998, 901, {{5, 700, 2, 998}, {3, 900, 0, -1}}, "interp several bad indices");
+  if (!testenv::small())
+    check_bad_points(rng, 8, 256, 4096, 16384,
+                     {{2, 9000, 0, -5}, {2, 4096 + 2048 + 5, 1, 4096}, {7, 16383, 2, 1LL << 40},
+                      {0, 1024 + 7, 2, 1LL << 33}},
+                     "interp B=8 C=256, several bad indices");
   // The direct (unstaged) kernel reports the same way.
   {
     const int64_t B = 1, C = 4, m = 30000, n = 900;
