@@ -99,11 +99,13 @@ def export(model, inputs, args, output_names, meta):
     trunk = args.net.cnn.model.feats
     trunk.atrous_as_batch = bool(getattr(args, "trunk_as_batches", False))  # in the graph only: the reference stays dilated
     as_matmul = getattr(args, "pointwise", "conv") == "matmul"  # in the graph only, like the trunk's layout
+    args.net.gather_before_final = bool(getattr(args, "gather_before_final", False))
     try:
         with pointwise.as_matmul(args.net, as_matmul):
             m = torch_export(model, inputs, output_names, dyn)
     finally:
         trunk.atrous_as_batch = False
+        args.net.gather_before_final = False
     log("torch.onnx.export (torch %s): %.1f s" % (torch.__version__, time.time() - t0))
     m.producer_name = "pvn3d-export"
     m.producer_version = "1"
@@ -184,6 +186,11 @@ def parse_args(argv=None):
                          "in (pointwise.py), one GEMM on the NCHW data; conv keeps Conv nodes, around which "
                          "cuDNN adds layout and bias kernels. Measured on the H200 (2026-12-02, random weights, "
                          "CUDA graph): matmul is 3-22%% faster per frame in every mode but fp16 B1 (equal)")
+    ap.add_argument("--gather-before-final", action="store_true",
+                    help="pick the choose pixels of the CNN's map before its final 1x1 convolution and apply "
+                         "that layer to the N points only, as a product (model.rgb_embedding_at_points): the "
+                         "same function on 4%% of the pixels at 480x640; not yet measured on a GPU, so not "
+                         "the default")
     ap.add_argument("--n-classes", type=int, help="(default: the model config's, else 2)")
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--checkpoint", help="a PVN3D checkpoint (state dict) to load, strict=False")
@@ -339,6 +346,7 @@ def main(argv=None):
                 trunk_layout=("sub-image batches" if args.trunk_as_batches and resnet.atrous_batch_ok(h // 8, w // 8, dil)
                               else "dilated"),
                 pointwise=args.pointwise,
+                rgb_final="after the gather" if args.gather_before_final else "before the gather",
                 checkpoint=os.path.basename(args.checkpoint) if args.checkpoint else "none",
                 layouts="rgb[B,3,H,W] cld_rgb_nrm[B,N,9] choose[B,1,N] -> pred_rgbd_seg[B,N,C] "
                         "pred_kp_of[B,K,N,3] pred_ctr_of[B,1,N,3]; vote = xyz - offset")

@@ -243,14 +243,19 @@ class PointwiseAsMatMul(unittest.TestCase):
             with pointwise.as_matmul(net):
                 self.assertTrue(all(b.folded is not None for b in blocks) and fusion.folded is not None)
                 got = net(*inputs)
+            net.gather_before_final = True  # and the CNN's final layer after picking the points
+            got_late = net(*inputs)
+            net.gather_before_final = False
         self.assertTrue(all(b.folded is None for b in blocks) and fusion.folded is None)
-        for g, w in zip(got, want):
+        for g, g_late, w in zip(got, got_late, want):
             if w.dtype == torch.int64:
-                self.assertTrue(torch.equal(g, w))
+                self.assertTrue(torch.equal(g, w) and torch.equal(g_late, w))
             else:
                 torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4)
+                torch.testing.assert_close(g_late, w, rtol=1e-4, atol=1e-4)
 
     def test_export_has_no_per_point_conv(self):
+        """--pointwise matmul and --gather-before-final together: the graph against PyTorch's convolutions."""
         s = pvt.load(SAMPLE)
         inputs = tuple(torch.from_numpy(s[k]) for k in INPUTS)
         net = M.PVN3D("tiny", dilations=(2, 4)).eval()
@@ -259,12 +264,15 @@ class PointwiseAsMatMul(unittest.TestCase):
         class A:
             width_name = "tiny"
             pointwise = "matmul"
+            gather_before_final = True
         A.net = net
         m, _ = export_pvn3d.export(net, inputs, A, OUTPUTS, {})
+        self.assertFalse(net.gather_before_final)  # restored after the export
         convs = [n.name for n in m.graph.node if n.op_type == "Conv"]
         self.assertTrue(convs and all(c.startswith("/cnn/") for c in convs), convs)
+        self.assertFalse([c for c in convs if "final" in c], convs)  # the final layer left the CNN ...
         matmuls = [n.name for n in m.graph.node if n.op_type == "MatMul" and not n.name.startswith("/cnn/")]
-        self.assertEqual(len(matmuls), pointwise.count_convs(net))
+        self.assertEqual(len(matmuls), pointwise.count_convs(net) + 1)  # ... as one more product
         # constant shapes: no Shape node feeds the products' reshapes
         self.assertFalse([n.name for n in m.graph.node if n.op_type == "Shape" and "/SA_modules" in n.name])
         evaluate_at_b2_n500(self, m, net, s, seed=9)

@@ -26,7 +26,9 @@
 #                               batches (--trunk-as-batches); rows carry "trunk". 2026-12-02: no difference
 #   frame-to-pose-pointwise.json  (part pointwise, not in the default parts) the same for the per-point 1x1
 #                               convolutions exported as MatMul + Add (--pointwise-as-matmul); rows carry "pointwise"
-#                               (matmul or conv). Both comparisons stop the mean shift at once with random weights
+#                               (matmul or conv). frame-to-pose-final.json (part final): the CNN's final 1x1 layer
+#                               applied after picking the N points (--gather-before-final); rows carry "rgb_final".
+#                               The comparisons stop the mean shift at once with random weights
 #   accuracy-full.json, frame-to-pose-heldout.txt  (part heldout, with FULL_CKPT) the trained full-size model per
 #                               precision on HELDOUT (default 200) unseen 480x640 test scenes, made here on the GPU
 #
@@ -133,6 +135,7 @@ print(json.dumps(rows, indent=1))' "$key" "$with" "$without" "/tmp/f2p-$name-wit
 }
 part trunk && compare_exports trunk --trunk-as-batches trunk "sub-image batches" dilated
 part pointwise && compare_exports pointwise "--pointwise conv" pointwise conv matmul
+part final && compare_exports final --gather-before-final rgb_final "after the gather" "before the gather"
 if part nhwc; then
   echo "== full-size model, CUDA graph off, prefer_nhwc=1 ($modes)" | tee -a "$log"
   f2p "${full_args[@]}" --precision "$modes" --batch 1,8 --cuda-graph off --cuda-option prefer_nhwc=1 --frames "$FRAMES" \

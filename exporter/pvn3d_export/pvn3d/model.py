@@ -20,6 +20,7 @@ from torch import nn
 
 from .fusion import DenseFusion
 from .heads import Head
+from . import pointwise
 from .pointnet2_msg import Pointnet2MSG
 from .pspnet import ModifiedResnet
 
@@ -96,14 +97,30 @@ class PVN3D(nn.Module):
         self.KpOF_layer = Head(cf, cfg["kp_hidden"], n_kps * 3)
         self.CtrOf_layer = Head(cf, cfg["ctr_hidden"], 3)
 
+    # The exporter's choice (--gather-before-final), never training's: see rgb_embedding_at_points.
+    gather_before_final = False
+
+    def rgb_embedding_at_points(self, rgb, choose):
+        """The RGB embedding at the `choose` pixels [B,emb,N], gathered before the CNN's final 1x1
+        convolution instead of after it: a per-pixel affine map commutes with picking pixels, so this is
+        the same function, with the final layer applied to N points instead of H*W pixels (12288 of
+        307200 at 480x640) as one W x + b product."""
+        feat = self.cnn(rgb, before_final=True)  # [B,ups[2],H,W]; through the module, for the node names
+        g = torch.gather(torch.flatten(feat, 2), 2, choose.repeat(1, int(feat.shape[1]), 1))
+        w, b = pointwise.fold(self.cnn.model.final[0])
+        return torch.matmul(w, g) + b[:, None]
+
     @property
     def min_points(self):
         return self.cfg["pointnet"]["npoints"][0]
 
     def forward(self, rgb, cld_rgb_nrm, choose):
-        out_rgb = self.cnn(rgb)  # [B,C,H,W]
-        c = out_rgb.shape[1]
-        rgb_emb = torch.gather(torch.flatten(out_rgb, 2), 2, choose.repeat(1, int(c), 1))
+        if self.gather_before_final:
+            rgb_emb = self.rgb_embedding_at_points(rgb, choose)
+        else:
+            out_rgb = self.cnn(rgb)  # [B,C,H,W]
+            c = out_rgb.shape[1]
+            rgb_emb = torch.gather(torch.flatten(out_rgb, 2), 2, choose.repeat(1, int(c), 1))
         pcld_emb, (fps_idx, ball) = self.pointnet2(cld_rgb_nrm)
         f = self.rgbd_feat(rgb_emb, pcld_emb)
         seg = self.SEG_layer(f).transpose(1, 2).contiguous()  # [B,N,n_classes]

@@ -117,11 +117,13 @@ class PSPNet(nn.Module):
         self.final = nn.Sequential(nn.Conv2d(ups[2], emb, 1))
         self.out_channels = emb
 
-    def forward(self, x):
+    def forward(self, x, before_final=False):
+        """before_final: the map before the final 1x1 convolution [B,ups[2],H,W]."""
         p = self.drop_1(self.psp(self.feats(x)))
         p = self.drop_2(self.up_1(p))
         p = self.drop_2(self.up_2(p))
-        return self.final(self.up_3(p))
+        p = self.up_3(p)
+        return p if before_final else self.final(p)
 
 
 class ModifiedResnet(nn.Module):
@@ -131,5 +133,5 @@ class ModifiedResnet(nn.Module):
         super().__init__()
         self.model = PSPNet(**kw)
 
-    def forward(self, x):
-        return self.model(x)
+    def forward(self, x, before_final=False):
+        return self.model(x, before_final)
