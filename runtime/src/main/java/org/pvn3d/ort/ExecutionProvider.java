@@ -17,6 +17,15 @@ public abstract class ExecutionProvider {
     public abstract String getName();
 
     /**
+     * Whether sessions with this provider capture their runs as graphs and replay them (ORT's CUDA graphs):
+     * a replay reads and writes the memory addresses of its capture, so an {@link OrtIoBinding} of such a
+     * session must keep what it binds where it was (checked at each run). False unless a provider says so.
+     */
+    public boolean capturesGraphs() {
+        return false;
+    }
+
+    /**
      * Appends this provider with its settings to the native session options ({@code OrtSessionOptions*}),
      * which the options hold open for the call; throws an {@link OrtException} saying what ORT reported.
      */

@@ -7,9 +7,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
@@ -40,6 +42,16 @@ import org.pvn3d.ort.internal.RunScratch;
  * preallocated tensors ({@link #bindOutput(String, OnnxTensorLike)}), which every run overwrites.
  * Closing the session first makes every later use of the binding fail clearly; closing the binding
  * releases ORT's references. Closing twice is a no-op.
+ *
+ * <p><b>Sessions that capture graphs</b> ({@link OrtSession#capturesGraphs()}: the CUDA provider with
+ * {@code enable_cuda_graph}). ORT captures the first runs as a CUDA graph and then only replays it, and a
+ * replay reads and writes the device addresses of the capture: rebinding a name to other memory would
+ * silently leave the run reading the old buffer (or writing into memory freed since). So the first
+ * successful run of a binding fixes, per graph ({@link RunOptions#GPU_GRAPH_ID}, 0 unless set; "-1" runs
+ * without a graph and is not checked), the data address of every bound tensor, and a later run with a
+ * name bound elsewhere fails before it starts, naming both addresses: copy new data into the bound tensor
+ * instead (or rebind the original). Outputs bound to a device ({@link #bindOutput(String, OrtMemoryInfo)})
+ * are allocated anew for every run, which a replay cannot follow: such a session refuses them at run.
  */
 public final class OrtIoBinding extends NativeObject {
     private final OrtSession session;
@@ -54,11 +66,16 @@ public final class OrtIoBinding extends NativeObject {
     // device with their names as C strings
     private volatile Bound[] boundSnapshot = new Bound[0];
     private volatile DeviceOutput[] deviceSnapshot = new DeviceOutput[0];
+    // in a graph-capturing session: per graph id, the data address of each name at the graph's first run
+    private final Map<String, Map<String, Long>> captured = new ConcurrentHashMap<>();
 
-    private record Bound(String name, boolean input, OnnxTensorLike tensor) {}
+    private record Bound(String name, boolean input, OnnxTensorLike tensor, long data) {}
 
-    /** A bound tensor and the binding's hold on it (see the class comment), ended once ORT has dropped its reference. */
-    private record BoundTensor(OnnxTensorLike tensor, Lease hold) {}
+    /**
+     * A bound tensor, the binding's hold on it (see the class comment), ended once ORT has dropped its
+     * reference, and its data address when bound (0 if ORT gave none).
+     */
+    private record BoundTensor(OnnxTensorLike tensor, Lease hold, long data) {}
 
     private record DeviceOutput(String name, MemorySegment cName, OrtMemoryInfo info) {}
 
@@ -129,8 +146,11 @@ public final class OrtIoBinding extends NativeObject {
      * to a device so that the coming run allocates fresh ones (see the class comment). Returns the
      * binding's {@code OrtIoBinding*}.
      */
-    long beginRun(RunScratch s) {
+    long beginRun(RunScratch s, String graph) {
         s.beginUse(this);
+        if (graph != null && !RunOptions.NO_GRAPH.equals(graph)) {
+            checkCaptured(graph);
+        }
         for (Bound b : boundSnapshot) {
             if (!s.tryBeginUse(b.tensor())) {
                 throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "bound " + (b.input() ? "input" : "output")
@@ -148,11 +168,51 @@ public final class OrtIoBinding extends NativeObject {
         return Handles.address(this);
     }
 
+    /**
+     * In a graph-capturing session, before a run with graph {@code graph}: device outputs are refused, and
+     * once the graph has run, every bound tensor must be where it was then. Allocates nothing when all is well.
+     */
+    private void checkCaptured(String graph) {
+        DeviceOutput[] device = deviceSnapshot;
+        if (device.length > 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + device[0].name() + "' is bound to a "
+                    + "device, where ORT allocates it anew for each run, but this session replays captured CUDA graphs, "
+                    + "which write where the capture did: bind it to a preallocated tensor instead");
+        }
+        Map<String, Long> at = captured.get(graph);
+        if (at == null) {
+            return; // this graph's first run: afterRun records it
+        }
+        for (Bound b : boundSnapshot) {
+            Long then = at.get(b.name());
+            if (then == null || then != b.data()) {
+                String now = then == null ? "a tensor, but graph " + graph + " of this session was captured without it"
+                        : "data at 0x" + Long.toHexString(b.data()) + ", but graph " + graph
+                                + " of this session was captured with 0x" + Long.toHexString(then);
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, (b.input() ? "input '" : "output '") + b.name()
+                        + "' is bound to " + now + ": a CUDA graph replays the addresses of its capture. Copy the new "
+                        + "data into the tensor bound then, or rebind that tensor");
+            }
+        }
+    }
+
+    /** After a successful run with graph {@code graph} (null: the session captures none): records its first run's addresses. */
+    void afterRun(String graph) {
+        if (graph == null || RunOptions.NO_GRAPH.equals(graph) || captured.containsKey(graph)) {
+            return;
+        }
+        Map<String, Long> at = new HashMap<>();
+        for (Bound b : boundSnapshot) {
+            at.put(b.name(), b.data());
+        }
+        captured.putIfAbsent(graph, Map.copyOf(at));
+    }
+
     /** Rebuilds what a run reads; under the lock. */
     private void snapshot() {
         java.util.List<Bound> b = new ArrayList<>();
-        inputs.forEach((name, t) -> b.add(new Bound(name, true, t.tensor())));
-        outputs.forEach((name, t) -> b.add(new Bound(name, false, t.tensor())));
+        inputs.forEach((name, t) -> b.add(new Bound(name, true, t.tensor(), t.data())));
+        outputs.forEach((name, t) -> b.add(new Bound(name, false, t.tensor(), t.data())));
         boundSnapshot = b.toArray(Bound[]::new);
         java.util.List<DeviceOutput> d = new ArrayList<>();
         deviceOutputs.forEach((name, info) -> d.add(new DeviceOutput(name, Arena.ofAuto().allocateFrom(name), info)));
@@ -175,7 +235,8 @@ public final class OrtIoBinding extends NativeObject {
             MemorySegment b = held.add(Handles.acquire(this));
             MemorySegment v = held.add(tensor.acquireFor((input ? "input '" : "output '") + name + "'"));
             MemorySegment cName = arena.allocateFrom(name);
-            BoundTensor bound = new BoundTensor(tensor, Handles.retain(tensor)); // open: the use above holds it
+            long data = dataAddress(v, arena);
+            BoundTensor bound = new BoundTensor(tensor, Handles.retain(tensor), data); // open: the use above holds it
             OrtMemoryInfo old = null;
             BoundTensor replaced;
             try {
@@ -200,6 +261,17 @@ public final class OrtIoBinding extends NativeObject {
                 old.close();
             }
         }
+    }
+
+    /** The data address of tensor value {@code v} (host or device), or 0 where ORT gives none. */
+    private static long dataAddress(MemorySegment v, Arena arena) {
+        MemorySegment out = arena.allocate(ADDRESS);
+        long status = Api.Direct.getTensorMutableData(v.address(), out.address());
+        if (status != 0) {
+            Api.toException(MemorySegment.ofAddress(status), null); // releases the status; the address stays unknown
+            return 0;
+        }
+        return out.get(ADDRESS, 0).address();
     }
 
     /** Ends the hold on a tensor ORT no longer references (outside the lock: ending it may release the tensor). */

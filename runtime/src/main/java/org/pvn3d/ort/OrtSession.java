@@ -55,12 +55,15 @@ public final class OrtSession extends NativeObject {
     private final long id = IDS.incrementAndGet();
     private final String model;
     private final String provider;
+    private final boolean capturesGraphs;
 
     private OrtSession(OrtEnvironment environment, Lease environmentHold, MemorySegment handle,
-            List<OrtCustomOpDomain> domains, List<AutoCloseable> domainHolds, String model, String provider) {
+            List<OrtCustomOpDomain> domains, List<AutoCloseable> domainHolds, String model, String provider,
+            boolean capturesGraphs) {
         super("OrtSession", handle);
         this.model = model;
         this.provider = provider;
+        this.capturesGraphs = capturesGraphs;
         this.environment = environment;
         this.environmentHold = environmentHold;
         this.domains = domains;
@@ -122,7 +125,8 @@ public final class OrtSession extends NativeObject {
         }
         List<String> providers = providerNames(options);
         // releases them all if it fails
-        return new OrtSession(environment, env, handle, domains, domainHolds, modelName(modelPath, modelBytes), providers.get(0));
+        return new OrtSession(environment, env, handle, domains, domainHolds, modelName(modelPath, modelBytes), providers.get(0),
+                options.capturesGraphs());
     }
 
     private static String modelName(Path modelPath, byte[] modelBytes) {
@@ -481,6 +485,16 @@ public final class OrtSession extends NativeObject {
         }
     }
 
+    /**
+     * Whether this session captures its runs as graphs and replays them (a provider with
+     * {@link ExecutionProvider#capturesGraphs()}, e.g. the CUDA provider with {@code enable_cuda_graph}):
+     * then each IO binding must keep its tensors at the addresses of its first run (see
+     * {@link OrtIoBinding}).
+     */
+    public boolean capturesGraphs() {
+        return capturesGraphs;
+    }
+
     /** A new IO binding for this session ({@code CreateIoBinding}); the caller closes it. */
     public OrtIoBinding createIoBinding() {
         try (Lease session = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
@@ -529,8 +543,10 @@ public final class OrtSession extends NativeObject {
         RunScratch s = RunScratch.take(0);
         try {
             long runOptions = beginRun(s, options);
-            long b = binding.beginRun(s);
+            String graph = capturesGraphs ? RunOptions.graphId(options) : null;
+            long b = binding.beginRun(s, graph);
             Api.checkStatus(Api.Direct.runWithBinding(Handles.address(this), runOptions, b), "run with IO binding");
+            binding.afterRun(graph);
             afterRun();
         } finally {
             s.give();

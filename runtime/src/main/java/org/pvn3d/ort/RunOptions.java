@@ -11,6 +11,7 @@ import org.pvn3d.ort.internal.Handles;
 /** Per-run options ({@code OrtRunOptions}): a tag for the log, a log level, and termination. */
 public final class RunOptions extends NativeObject {
     private volatile String runTag = "";
+    private volatile String graphId = DEFAULT_GRAPH;
 
     public RunOptions() {
         super("OrtRunOptions", createRunOptions());
@@ -57,10 +58,28 @@ public final class RunOptions extends NativeObject {
                 OrtApi.RunOptionsUnsetTerminate.invoke(Api.RunOptions.RunOptionsUnsetTerminate, o));
     }
 
-    /** A run configuration entry (see ORT's onnxruntime_run_options_config_keys.h). */
+    /**
+     * A run configuration entry (see ORT's onnxruntime_run_options_config_keys.h). {@value #GPU_GRAPH_ID}
+     * picks which of a session's captured graphs a run uses ("-1": none); an {@link OrtIoBinding} keeps the
+     * addresses of each graph's first run apart.
+     */
     public RunOptions addRunConfigEntry(String key, String value) {
-        return Handles.call(this, "run config entry " + key, (o, a) -> OrtApi.AddRunConfigEntry.invoke(
+        Handles.call(this, "run config entry " + key, (o, a) -> OrtApi.AddRunConfigEntry.invoke(
                 Api.RunOptions.AddRunConfigEntry, o, a.allocateFrom(key), a.allocateFrom(value)));
+        if (GPU_GRAPH_ID.equals(key)) {
+            graphId = value;
+        }
+        return this;
+    }
+
+    /** ORT's run configuration key of the graph a run captures or replays. */
+    public static final String GPU_GRAPH_ID = "gpu_graph_id";
+    static final String DEFAULT_GRAPH = "0";
+    static final String NO_GRAPH = "-1";
+
+    /** The graph id a run with {@code options} (may be null) uses in a graph-capturing session: ORT's default is 0. */
+    static String graphId(RunOptions options) {
+        return options == null ? DEFAULT_GRAPH : options.graphId;
     }
 
     @Override

@@ -51,6 +51,7 @@ public final class SessionOptions extends NativeObject {
 
     private final List<AddedDomain> domains = new ArrayList<>();
     private final List<String> providers = new ArrayList<>();
+    private volatile boolean capturesGraphs;
     private volatile boolean profiling;
 
     public SessionOptions() {
@@ -195,7 +196,15 @@ public final class SessionOptions extends NativeObject {
         synchronized (providers) {
             providers.add(provider.getName());
         }
+        if (provider.capturesGraphs()) { // as it is now: the provider was appended with these settings
+            capturesGraphs = true;
+        }
         return this;
+    }
+
+    /** Whether a provider added so far captures and replays graphs ({@link ExecutionProvider#capturesGraphs()}). */
+    public boolean capturesGraphs() {
+        return capturesGraphs;
     }
 
     /** The execution providers added so far, preferred first (ORT's CPU provider, always last, is not listed). */

@@ -151,6 +151,12 @@ public final class OrtCUDAProviderOptions extends ExecutionProvider {
         return Collections.unmodifiableMap(options);
     }
 
+    /** True with {@code enable_cuda_graph} = "1": ORT captures the first runs as a CUDA graph and then replays it. */
+    @Override
+    public boolean capturesGraphs() {
+        return "1".equals(options.get("enable_cuda_graph"));
+    }
+
     /** The user compute stream, or the NULL segment when ORT creates its own. */
     public MemorySegment getUserComputeStream() {
         return userComputeStream;

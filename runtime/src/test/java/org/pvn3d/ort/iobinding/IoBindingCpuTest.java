@@ -18,6 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.pvn3d.ort.DeviceTensor;
+import org.pvn3d.ort.ExecutionProvider;
 import org.pvn3d.ort.JavaAllocator;
 import org.pvn3d.ort.NativeObject;
 import org.pvn3d.ort.OnnxTensor;
@@ -30,7 +31,9 @@ import org.pvn3d.ort.OrtIoBinding;
 import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.Result;
+import org.pvn3d.ort.RunOptions;
 import org.pvn3d.ort.SessionOptions;
+import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
 /**
  * IO binding, memory descriptions and allocators on the CPU provider (what CI runs): real values
@@ -485,5 +488,89 @@ class IoBindingCpuTest {
      */
     static boolean refusesDuplicateAllocators() {
         return org.pvn3d.ort.OrtRuntime.get().version().startsWith("1.16.");
+    }
+
+    /**
+     * Says its sessions capture graphs, as the CUDA provider with {@code enable_cuda_graph} does, but adds
+     * nothing to ORT: the binding's checks for graph-capturing sessions run here on the CPU provider.
+     */
+    static final class GraphCapturing extends ExecutionProvider {
+        @Override
+        public String getName() {
+            return "TestGraphCapturingProvider";
+        }
+
+        @Override
+        protected void appendTo(MemorySegment sessionOptions) {}
+
+        @Override
+        public boolean capturesGraphs() {
+            return true;
+        }
+    }
+
+    @Test
+    void aGraphCapturingSessionKeepsEveryBindingWhereItsFirstRunFoundIt() {
+        float[] x = ramp(8, 1, 1);
+        float[] x2 = ramp(8, -3, 0.5f);
+        float[] y = ramp(8, 0.5f, -0.25f);
+        assertTrue(new OrtCUDAProviderOptions(0).add("enable_cuda_graph", "1").capturesGraphs());
+        assertFalse(new OrtCUDAProviderOptions(0).capturesGraphs());
+        try (SessionOptions o = new SessionOptions().addExecutionProvider(new GraphCapturing());
+                OrtSession s = env.createSession(model("arith.onnx"), o);
+                OrtSession plain = env.createSession(model("arith.onnx"));
+                OnnxTensor tx = OnnxTensor.createTensor(x, 2, 4);
+                OnnxTensor tx2 = OnnxTensor.createTensor(x2, 2, 4);
+                OnnxTensor ty = OnnxTensor.createTensor(y, 2, 4);
+                OnnxTensor sum = OnnxTensor.allocate(OnnxTensorType.FLOAT, 2, 4);
+                OnnxTensor prod = OnnxTensor.allocate(OnnxTensorType.FLOAT, 2, 4);
+                OnnxTensor affine = OnnxTensor.allocate(OnnxTensorType.FLOAT, 2, 4);
+                OrtMemoryInfo cpu = OrtMemoryInfo.cpu();
+                RunOptions graph1 = new RunOptions().addRunConfigEntry(RunOptions.GPU_GRAPH_ID, "1");
+                RunOptions noGraph = new RunOptions().addRunConfigEntry(RunOptions.GPU_GRAPH_ID, "-1");
+                OrtIoBinding b = s.createIoBinding();
+                OrtIoBinding p = plain.createIoBinding()) {
+            assertTrue(s.capturesGraphs());
+            assertFalse(plain.capturesGraphs());
+            b.bindInput("x", tx).bindInput("y", ty).bindOutput("sum", sum).bindOutput("prod", prod).bindOutput("affine", affine);
+            s.run(b); // graph 0's first run: its addresses are fixed now
+            assertArith(x, y, sum.getFloatArray(), prod.getFloatArray(), affine.getFloatArray());
+
+            b.bindInput("x", tx2); // other memory: a replay would still read tx's
+            OrtException e = assertThrows(OrtException.class, () -> s.run(b));
+            assertTrue(e.getMessage().contains("input 'x' is bound to data at 0x" + Long.toHexString(tx2.data().address())
+                    + ", but graph 0 of this session was captured with 0x" + Long.toHexString(tx.data().address())), e.getMessage());
+            assertTrue(e.getMessage().contains("Copy the new data into the tensor bound then"), e.getMessage());
+            // the way to feed new data: into the tensor the graph was captured with
+            MemorySegment.copy(tx2.data(), 0, tx.data(), 0, tx.byteSize());
+            b.bindInput("x", tx);
+            s.run(b);
+            assertArith(x2, y, sum.getFloatArray(), prod.getFloatArray(), affine.getFloatArray());
+
+            // each graph id keeps the addresses of its own first run; -1 (no graph) is not checked
+            b.bindInput("x", tx2);
+            s.run(b, graph1);
+            s.run(b, graph1);
+            s.run(b, noGraph);
+            assertThrows(OrtException.class, () -> s.run(b));
+            b.bindInput("x", tx);
+            s.run(b);
+            assertThrows(OrtException.class, () -> s.run(b, graph1));
+
+            // an output ORT allocates anew for every run cannot follow a replay: refused, with the way out
+            b.bindOutput("sum", cpu);
+            OrtException d = assertThrows(OrtException.class, () -> s.run(b));
+            assertTrue(d.getMessage().contains("output 'sum' is bound to a device") && d.getMessage().contains("preallocated"),
+                    d.getMessage());
+            b.bindOutput("sum", sum);
+            s.run(b);
+            assertArith(x2, y, sum.getFloatArray(), prod.getFloatArray(), affine.getFloatArray());
+
+            // a session without graphs lets a binding move freely
+            p.bindInput("x", tx).bindInput("y", ty).bindOutput("sum", cpu).bindOutput("prod", prod).bindOutput("affine", affine);
+            plain.run(p);
+            p.bindInput("x", tx2);
+            plain.run(p);
+        }
     }
 }
