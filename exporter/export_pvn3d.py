@@ -106,7 +106,9 @@ def export(model, inputs, args, output_names, meta):
     finally:
         trunk.atrous_as_batch = False
         args.net.gather_before_final = False
-    log("torch.onnx.export (torch %s): %.1f s" % (torch.__version__, time.time() - t0))
+    log("torch.onnx.export (torch %s): %.1f s%s" % (torch.__version__, time.time() - t0,
+                                                    "; %d per-point layers as MatMul" % pointwise.count_convs(args.net)
+                                                    if as_matmul else ""))
     m.producer_name = "pvn3d-export"
     m.producer_version = "1"
     m.doc_string = ("PVN3D (LineMOD setting), width %s, seeded random weights unless a checkpoint "

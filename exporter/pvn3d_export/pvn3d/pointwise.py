@@ -1,12 +1,13 @@
 """The per-point 1x1 convolutions (PointNet++'s shared MLPs, the dense fusion, the heads) as matrix
-products, an export-time choice (`export_pvn3d.py --pointwise-as-matmul`).
+products, an export-time choice (`export_pvn3d.py --pointwise matmul`, the default).
 
 A 1x1 convolution over points is W [Cout, Cin] times the features [B, Cin, K]. Exported as Conv, ORT's
 CUDA provider runs it through cuDNN, which in fp16 wraps the convolution in NCHW <-> NHWC layout
 kernels and adds the bias with a separate op-tensor kernel. Exported as MatMul (BatchNorm folded into
-W and the bias), it is one cuBLAS GEMM over the NCHW data as it lies, then Add and Relu. Whether that is
-faster is a measurement (benchmarks/gpu/run-frame-to-pose.sh, part pointwise); training and the
-PyTorch reference keep the convolutions.
+W and the bias), it is one cuBLAS GEMM over the NCHW data as it lies, then Add and Relu: on the H200
+3-22% less per frame in every precision but fp16 at batch 1 (benchmarks/gpu/run-frame-to-pose.sh, part
+pointwise; benchmarks/results/2026-12-02-pointwise-matmul/). Training and the PyTorch reference keep
+the convolutions.
 
 The shared MLPs of the set-abstraction levels see [B, C, npoint, nsample]: they are flattened to
 [B, C, npoint * nsample] with constant shapes (npoint and nsample are fixed per level), so the graph
@@ -59,7 +60,7 @@ def as_matmul(net, enabled=True):
 
 
 def count_convs(net):
-    """How many convolutions as_matmul turns into products (for the export log)."""
+    """How many convolutions as_matmul turns into products (the export's log, the tests)."""
     blocks, fusion = _layers(net)
     return len(blocks) + len(fusion.CONVS)
 
