@@ -25,8 +25,8 @@
 #                               exported twice: layer3/layer4 as dilated convolutions (the default) and as sub-image
 #                               batches (--trunk-as-batches); rows carry "trunk". 2026-12-02: no difference
 #   frame-to-pose-pointwise.json  (part pointwise, not in the default parts) the same for the per-point 1x1
-#                               convolutions exported as MatMul + Add (--pointwise-as-matmul); rows carry "pointwise"
-#                               (matmul or conv). frame-to-pose-final.json (part final): the CNN's final 1x1 layer
+#                               convolutions exported as MatMul + Add (the default) and as Conv (--pointwise conv); rows
+#                               carry "pointwise" (matmul or conv). frame-to-pose-final.json (part final): the CNN's final 1x1 layer
 #                               applied after picking the N points (--gather-before-final); rows carry "rgb_final".
 #                               The comparisons stop the mean shift at once with random weights
 #   accuracy-full.json, frame-to-pose-heldout.txt  (part heldout, with FULL_CKPT) the trained full-size model per

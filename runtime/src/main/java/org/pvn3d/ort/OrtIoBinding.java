@@ -143,12 +143,13 @@ public final class OrtIoBinding extends NativeObject {
     /**
      * Begins what a run of this binding needs, kept (and ended) by {@code s}: a use of the binding and
      * of every bound Java tensor (a closed one fails the run, naming it), and rebinds the outputs bound
-     * to a device so that the coming run allocates fresh ones (see the class comment). Returns the
-     * binding's {@code OrtIoBinding*}.
+     * to a device so that the coming run allocates fresh ones (see the class comment); with a
+     * {@code graph} id (a graph-capturing session's run), checks the binding against that graph's capture.
+     * Returns the binding's {@code OrtIoBinding*}.
      */
     long beginRun(RunScratch s, String graph) {
         s.beginUse(this);
-        if (graph != null && !RunOptions.NO_GRAPH.equals(graph)) {
+        if (graph != null) {
             checkCaptured(graph);
         }
         for (Bound b : boundSnapshot) {
@@ -196,9 +197,9 @@ public final class OrtIoBinding extends NativeObject {
         }
     }
 
-    /** After a successful run with graph {@code graph} (null: the session captures none): records its first run's addresses. */
+    /** After a successful run with graph {@code graph} (null: none, or the session captures none): records its first run's addresses. */
     void afterRun(String graph) {
-        if (graph == null || RunOptions.NO_GRAPH.equals(graph) || captured.containsKey(graph)) {
+        if (graph == null || captured.containsKey(graph)) {
             return;
         }
         Map<String, Long> at = new HashMap<>();

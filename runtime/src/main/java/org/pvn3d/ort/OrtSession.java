@@ -543,7 +543,7 @@ public final class OrtSession extends NativeObject {
         RunScratch s = RunScratch.take(0);
         try {
             long runOptions = beginRun(s, options);
-            String graph = capturesGraphs ? RunOptions.graphId(options) : null;
+            String graph = capturesGraphs ? RunOptions.graphId(options) : null; // null: no graph to keep addresses for
             long b = binding.beginRun(s, graph);
             Api.checkStatus(Api.Direct.runWithBinding(Handles.address(this), runOptions, b), "run with IO binding");
             binding.afterRun(graph);

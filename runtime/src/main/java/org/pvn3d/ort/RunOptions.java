@@ -75,11 +75,15 @@ public final class RunOptions extends NativeObject {
     /** ORT's run configuration key of the graph a run captures or replays. */
     public static final String GPU_GRAPH_ID = "gpu_graph_id";
     static final String DEFAULT_GRAPH = "0";
-    static final String NO_GRAPH = "-1";
+    private static final String NO_GRAPH = "-1";
 
-    /** The graph id a run with {@code options} (may be null) uses in a graph-capturing session: ORT's default is 0. */
+    /**
+     * The graph id a run with {@code options} (may be null) uses in a graph-capturing session (ORT's default
+     * is 0), or null when it runs without a graph ("-1").
+     */
     static String graphId(RunOptions options) {
-        return options == null ? DEFAULT_GRAPH : options.graphId;
+        String id = options == null ? DEFAULT_GRAPH : options.graphId;
+        return NO_GRAPH.equals(id) ? null : id;
     }
 
     @Override
