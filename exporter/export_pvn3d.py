@@ -89,6 +89,16 @@ def inventory(m):
                                for n in m.graph.node)
 
 
+def conv_first_stages(spec):
+    """--conv-before-upsample: "none" or a comma list of the decoder's x2 stages (1, 2, 3) -> a tuple."""
+    if spec in (None, "", "none"):
+        return ()
+    stages = tuple(sorted({int(v) for v in str(spec).split(",")}))
+    if not all(v in (1, 2, 3) for v in stages):
+        raise ValueError("--conv-before-upsample takes stages 1, 2, 3 or none, got %r" % spec)
+    return stages
+
+
 def export(model, inputs, args, output_names, meta):
     dyn = {"rgb": {0: "B"}, "cld_rgb_nrm": {0: "B", 1: "N"}, "choose": {0: "B", 2: "N"},
            "pred_rgbd_seg": {0: "B", 1: "N"}, "pred_kp_of": {0: "B", 2: "N"},
@@ -99,13 +109,16 @@ def export(model, inputs, args, output_names, meta):
     trunk = args.net.cnn.model.feats
     trunk.atrous_as_batch = bool(getattr(args, "trunk_as_batches", False))  # in the graph only: the reference stays dilated
     as_matmul = getattr(args, "pointwise", "conv") == "matmul"  # in the graph only, like the trunk's layout
-    args.net.gather_before_final = bool(getattr(args, "gather_before_final", False))
+    psp = args.net.cnn.model
+    args.net.cnn_at_points = getattr(args, "cnn_at_points", "none")  # in the graph only, like the two above
+    psp.conv_first = conv_first_stages(getattr(args, "conv_before_upsample", "none"))
     try:
         with pointwise.as_matmul(args.net, as_matmul):
             m = torch_export(model, inputs, output_names, dyn)
     finally:
         trunk.atrous_as_batch = False
-        args.net.gather_before_final = False
+        args.net.cnn_at_points = "none"
+        psp.conv_first = ()
     log("torch.onnx.export (torch %s): %.1f s%s" % (torch.__version__, time.time() - t0,
                                                     "; %d per-point layers as MatMul" % pointwise.count_convs(args.net)
                                                     if as_matmul else ""))
@@ -188,11 +201,17 @@ def parse_args(argv=None):
                          "in (pointwise.py), one GEMM on the NCHW data; conv keeps Conv nodes, around which "
                          "cuDNN adds layout and bias kernels. Measured on the H200 (2026-12-02, random weights, "
                          "CUDA graph): matmul is 3-22%% faster per frame in every mode but fp16 B1 (equal)")
-    ap.add_argument("--gather-before-final", action="store_true",
-                    help="pick the choose pixels of the CNN's map before its final 1x1 convolution and apply "
-                         "that layer to the N points only, as a product (model.rgb_embedding_at_points): the "
-                         "same function on 4%% of the pixels at 480x640; not yet measured on a GPU, so not "
-                         "the default")
+    ap.add_argument("--cnn-at-points", choices=M.PVN3D.CNN_AT_POINTS, default="none",
+                    help="which tail of the CNN runs at the N chosen pixels only (model.rgb_embedding_at_points; "
+                         "the same function, as nothing else reads the map): none computes the whole map and "
+                         "picks the pixels after it; final picks them before the final 1x1 layer; up_3 before the "
+                         "last x2 stage, whose 3x3 convolution and the final layer then run on 4%% of the pixels "
+                         "at 480x640 (decoder.py)")
+    ap.add_argument("--conv-before-upsample", default="none", metavar="STAGES",
+                    help="decoder x2 stages (comma list of 1, 2, 3, or none) whose 3x3 convolution runs before "
+                         "the upsampling, as a per-tap product at the lower resolution and two constant "
+                         "resampling products (decoder.py): a quarter of the convolution's multiply-adds; "
+                         "worth it for stage 1 (91 of the network's 394 GFLOP at 480x640)")
     ap.add_argument("--n-classes", type=int, help="(default: the model config's, else 2)")
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--checkpoint", help="a PVN3D checkpoint (state dict) to load, strict=False")
@@ -348,7 +367,8 @@ def main(argv=None):
                 trunk_layout=("sub-image batches" if args.trunk_as_batches and resnet.atrous_batch_ok(h // 8, w // 8, dil)
                               else "dilated"),
                 pointwise=args.pointwise,
-                rgb_final="after the gather" if args.gather_before_final else "before the gather",
+                cnn_at_points=args.cnn_at_points,
+                conv_before_upsample=",".join(map(str, conv_first_stages(args.conv_before_upsample))) or "none",
                 checkpoint=os.path.basename(args.checkpoint) if args.checkpoint else "none",
                 layouts="rgb[B,3,H,W] cld_rgb_nrm[B,N,9] choose[B,1,N] -> pred_rgbd_seg[B,N,C] "
                         "pred_kp_of[B,K,N,3] pred_ctr_of[B,1,N,3]; vote = xyz - offset")

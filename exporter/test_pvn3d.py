@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import export_pvn3d  # noqa: E402
 from pvn3d_export import ops, pvt  # noqa: E402
-from pvn3d_export.pvn3d import model as M, npeval_ext, pointwise, pose, pspnet, resnet  # noqa: E402
+from pvn3d_export.pvn3d import decoder, model as M, npeval_ext, pointwise, pose, pspnet, resnet  # noqa: E402
 
 FIX = os.path.join(os.path.dirname(HERE), "pvn3d-pipeline", "src", "main", "resources", "pvn3d")
 CHECKPOINT = os.path.join(HERE, "checkpoints", "pvn3d_tiny_bunny.pt")
@@ -243,9 +243,9 @@ class PointwiseAsMatMul(unittest.TestCase):
             with pointwise.as_matmul(net):
                 self.assertTrue(all(b.folded is not None for b in blocks) and fusion.folded is not None)
                 got = net(*inputs)
-            net.gather_before_final = True  # and the CNN's final layer after picking the points
+            net.cnn_at_points = "final"  # and the CNN's final layer after picking the points
             got_late = net(*inputs)
-            net.gather_before_final = False
+            net.cnn_at_points = "none"
         self.assertTrue(all(b.folded is None for b in blocks) and fusion.folded is None)
         for g, g_late, w in zip(got, got_late, want):
             if w.dtype == torch.int64:
@@ -255,7 +255,7 @@ class PointwiseAsMatMul(unittest.TestCase):
                 torch.testing.assert_close(g_late, w, rtol=1e-4, atol=1e-4)
 
     def test_export_has_no_per_point_conv(self):
-        """--pointwise matmul and --gather-before-final together: the graph against PyTorch's convolutions."""
+        """--pointwise matmul and --cnn-at-points final together: the graph against PyTorch's convolutions."""
         s = pvt.load(SAMPLE)
         inputs = tuple(torch.from_numpy(s[k]) for k in INPUTS)
         net = M.PVN3D("tiny", dilations=(2, 4)).eval()
@@ -264,10 +264,10 @@ class PointwiseAsMatMul(unittest.TestCase):
         class A:
             width_name = "tiny"
             pointwise = "matmul"
-            gather_before_final = True
+            cnn_at_points = "final"
         A.net = net
         m, _ = export_pvn3d.export(net, inputs, A, OUTPUTS, {})
-        self.assertFalse(net.gather_before_final)  # restored after the export
+        self.assertEqual(net.cnn_at_points, "none")  # restored after the export
         convs = [n.name for n in m.graph.node if n.op_type == "Conv"]
         self.assertTrue(convs and all(c.startswith("/cnn/") for c in convs), convs)
         self.assertFalse([c for c in convs if "final" in c], convs)  # the final layer left the CNN ...
@@ -276,6 +276,111 @@ class PointwiseAsMatMul(unittest.TestCase):
         # constant shapes: no Shape node feeds the products' reshapes
         self.assertFalse([n.name for n in m.graph.node if n.op_type == "Shape" and "/SA_modules" in n.name])
         evaluate_at_b2_n500(self, m, net, s, seed=9)
+
+
+def _nontrivial_batchnorm(net):
+    for m in net.modules():
+        if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
+            m.running_mean.uniform_(-0.2, 0.2)
+            m.running_var.uniform_(0.5, 1.5)
+            m.weight.data.uniform_(0.75, 1.25)
+            m.bias.data.uniform_(-0.1, 0.1)
+    return net.eval()
+
+
+class DecoderRewrites(unittest.TestCase):
+    """decoder.py: a x2 stage's convolution before its upsampling, and the last stage at the chosen pixels."""
+
+    def setUp(self):
+        torch.manual_seed(11)
+        self.net = _nontrivial_batchnorm(M.PVN3D("tiny", dilations=(2, 4)))
+        self.psp = self.net.cnn.model
+        for st in (self.psp.up_1, self.psp.up_2, self.psp.up_3):  # a slope that matters on negative inputs
+            st.conv[3].weight.data.fill_(0.3)
+
+    def test_conv_before_upsample_is_the_stage(self):
+        with torch.no_grad():
+            for st in (self.psp.up_1, self.psp.up_2, self.psp.up_3):
+                for h, w in ((6, 10), (7, 5), (1, 3), (2, 1)):  # odd, and one-pixel maps (align_corners edge)
+                    x = torch.randn(2, st.conv[1].in_channels, h, w)
+                    want = st(x)
+                    got = decoder.conv_before_upsample(st, x)
+                    self.assertEqual(got.shape, want.shape)
+                    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+    def test_shifted_upsampling_is_the_padded_rows(self):
+        m = decoder.shifted_upsampling(5).numpy()
+        u = pspnet.bilinear_matrix(10, 5, align_corners=True).numpy()
+        np.testing.assert_array_equal(m[1], u)
+        np.testing.assert_array_equal(m[0][1:], u[:-1])
+        np.testing.assert_array_equal(m[2][:-1], u[1:])
+        self.assertFalse(m[0][0].any() or m[2][-1].any())  # the padding row
+
+    def test_last_stage_at_points_is_the_map_at_those_pixels(self):
+        x = torch.randn(2, self.psp.up_3.conv[1].in_channels, 12, 16)
+        hh, ww = 24, 32
+        choose = torch.randint(0, hh * ww, (2, 1, 300))
+        corners = torch.tensor([0, ww - 1, (hh - 1) * ww, hh * ww - 1, ww, 2 * ww - 1])  # every border
+        choose[0, 0, :6] = corners
+        choose[1, 0, -6:] = corners
+        with torch.no_grad():
+            full = self.psp.final(self.psp.up_3(x)).flatten(2)
+            want = torch.gather(full, 2, choose.repeat(1, int(full.shape[1]), 1))
+            got = decoder.last_stage_at_points(self.psp.up_3, self.psp.final[0], x, choose)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+    def test_every_combination_is_the_network(self):
+        inputs = (torch.rand(2, 3, 64, 96), torch.rand(2, 300, 9), torch.randint(0, 64 * 96, (2, 1, 300)))
+        with torch.no_grad():
+            want = self.net(*inputs)
+            for at in M.PVN3D.CNN_AT_POINTS:
+                for first in ((), (1,), (1, 2, 3)):
+                    self.net.cnn_at_points, self.psp.conv_first = at, first
+                    got = self.net(*inputs)
+                    for g, w in zip(got, want):
+                        if w.dtype == torch.int64:
+                            self.assertTrue(torch.equal(g, w))
+                        else:
+                            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4, msg="%s %s" % (at, first))
+            self.net.cnn_at_points, self.psp.conv_first = "none", ()
+
+    def test_bad_choices_are_refused(self):
+        self.net.cnn_at_points = "up_2"
+        with self.assertRaises(ValueError):
+            self.net(torch.rand(1, 3, 64, 96), torch.rand(1, 300, 9), torch.randint(0, 64 * 96, (1, 1, 300)))
+        self.net.cnn_at_points = "none"
+        for bad in ("4", "0,1"):
+            with self.assertRaises(ValueError):
+                export_pvn3d.conv_first_stages(bad)
+        self.assertEqual(export_pvn3d.conv_first_stages("2,1,1"), (1, 2))
+        self.assertEqual(export_pvn3d.conv_first_stages("none"), ())
+        plain = torch.nn.Sequential(torch.nn.Upsample(scale_factor=2, mode="nearest"), torch.nn.Conv2d(4, 4, 3, padding=1),
+                                    torch.nn.BatchNorm2d(4), torch.nn.PReLU())
+        with self.assertRaises(ValueError):
+            decoder.conv_before_upsample(type("S", (), {"conv": plain})(), torch.rand(1, 4, 3, 3))
+
+    def test_export_of_both_rewrites(self):
+        """--conv-before-upsample 1 and --cnn-at-points up_3: the graph (numpy evaluator) against PyTorch's modules."""
+        s = pvt.load(SAMPLE)
+        inputs = tuple(torch.from_numpy(s[k]) for k in INPUTS)
+        net = M.PVN3D("tiny", dilations=(2, 4)).eval()
+        M.load_checkpoint(net, CHECKPOINT)
+
+        class A:
+            width_name = "tiny"
+            pointwise = "matmul"
+            cnn_at_points = "up_3"
+            conv_before_upsample = "1"
+        A.net = net
+        m, _ = export_pvn3d.export(net, inputs, A, OUTPUTS, {})
+        self.assertEqual((net.cnn_at_points, net.cnn.model.conv_first), ("none", ()))  # restored
+        convs = [n.name for n in m.graph.node if n.op_type == "Conv"]
+        for gone in ("up_1", "up_3", "final"):  # up_1 as products, up_3 and final at the points
+            self.assertFalse([c for c in convs if gone in c], convs)
+        self.assertTrue([c for c in convs if "up_2" in c], convs)
+        key = "%s::PVN3D_GroupPoints" % ops.DOMAIN  # one more: the neighbourhoods of the chosen pixels
+        self.assertEqual(export_pvn3d.inventory(m)[key], export_pvn3d.inventory(onnx.load(ONNX))[key] + 1)
+        evaluate_at_b2_n500(self, m, net, s, seed=13)
 
 
 class Resampling(unittest.TestCase):

@@ -26,9 +26,12 @@
 #                               batches (--trunk-as-batches); rows carry "trunk". 2026-12-02: no difference
 #   frame-to-pose-pointwise.json  (part pointwise, not in the default parts) the same for the per-point 1x1
 #                               convolutions exported as MatMul + Add (the default) and as Conv (--pointwise conv); rows
-#                               carry "pointwise" (matmul or conv). frame-to-pose-final.json (part final): the CNN's final 1x1 layer
-#                               applied after picking the N points (--gather-before-final); rows carry "rgb_final".
-#                               The comparisons stop the mean shift at once with random weights
+#                               carry "pointwise" (matmul or conv). The comparisons stop the mean shift at once with random
+#                               weights
+#   frame-to-pose-variants.json (part variants, not in the default parts) the same weights exported once per entry of
+#                               VARIANTS ("name:flag+flag ...", flags joined by "+", "base:" the exporter's defaults), each
+#                               measured B1 and B8, CUDA graph on, every mode; rows carry "export" (the name) and
+#                               "export_flags". Default: the decoder rewrites (--conv-before-upsample, --cnn-at-points)
 #   accuracy-full.json, frame-to-pose-heldout.txt  (part heldout, with FULL_CKPT) the trained full-size model per
 #                               precision on HELDOUT (default 200) unseen 480x640 test scenes, made here on the GPU
 #
@@ -37,6 +40,7 @@
 # FULL_CKPT=/tmp/pvn3d-run-full/state_dict.pt (exporter/gpu/train_on_gpu.sh WIDTH=full, an earlier call on the same
 # warm machine): the full-size model is that trained network (its state_dict.json gives the configuration; the sample
 # is the test split's scene 0) instead of random weights, exported into /tmp/pvn3d-full-trained.
+# EXPORT_FLAGS: exporter options for that default export (part export), e.g. "--conv-before-upsample 1".
 set -uo pipefail
 PARTS=${PARTS:-export full inflight nhwc breakdown tiny}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
@@ -78,7 +82,8 @@ if part export; then
     echo "== the full-size model (random weights) and the fp16 conversions" | tee "$log"
   fi
   if [ ! -f "$full/pvn3d_full.onnx" ]; then
-    python3 exporter/export_pvn3d.py --width full --no-verify "${export_args[@]}" --bunny-json "$bundle/bunny.json" \
+    # shellcheck disable=SC2086
+    python3 exporter/export_pvn3d.py --width full --no-verify ${EXPORT_FLAGS:-} "${export_args[@]}" --bunny-json "$bundle/bunny.json" \
       --out-dir "$full" > /tmp/pvn3d-full-export.txt 2>&1 || { echo "full export failed:"; tail -20 /tmp/pvn3d-full-export.txt; }
     grep -E "checkpoint|model config|network|mask|torch.onnx.export" /tmp/pvn3d-full-export.txt | tee -a "$log"
   fi
@@ -135,7 +140,30 @@ print(json.dumps(rows, indent=1))' "$key" "$with" "$without" "/tmp/f2p-$name-wit
 }
 part trunk && compare_exports trunk --trunk-as-batches trunk "sub-image batches" dilated
 part pointwise && compare_exports pointwise "--pointwise conv" pointwise conv matmul
-part final && compare_exports final --gather-before-final rgb_final "after the gather" "before the gather"
+if part variants; then
+  VARIANTS=${VARIANTS:-base: up1:--conv-before-upsample=1 pts:--cnn-at-points=up_3 up1pts:--conv-before-upsample=1+--cnn-at-points=up_3}
+  it=(); [ -z "$FULL_CKPT" ] && it=(--max-iter 0)
+  rm -f /tmp/f2p-variant-*.json
+  for v in $VARIANTS; do
+    name=${v%%:*}; flags=${v#*:}; flags=${flags//+/ }; d=$full-v-$name
+    if [ ! -f "$d/pvn3d_full.onnx" ]; then
+      # shellcheck disable=SC2086
+      python3 exporter/export_pvn3d.py --width full --no-verify $flags "${export_args[@]}" \
+        --bunny-json "$bundle/bunny.json" --out-dir "$d" > "/tmp/pvn3d-v-$name-export.txt" 2>&1 \
+        || { echo "export $name ($flags) failed:"; tail -20 "/tmp/pvn3d-v-$name-export.txt"; continue; }
+      python3 exporter/convert_fp16.py "$d/pvn3d_full.onnx" -o "$d/pvn3d_full_fp16.onnx" 2>&1 | tail -2 | tee -a "$log"
+    fi
+    echo "== full-size model, export $name (${flags:-defaults}), CUDA graph on ($modes) ${it[*]}" | tee -a "$log"
+    f2p --model "$d/pvn3d_full.onnx" --sample "$d/pvn3d_full_sample.bin" --fp16-model "$d/pvn3d_full_fp16.onnx" \
+      --precision "$modes" --batch "${VARIANT_BATCH:-1,8}" --cuda-graph on --frames "${COMPARE_FRAMES:-$FRAMES}" --warmup 20 \
+      "${it[@]}" --json "/tmp/f2p-variant-$name.json" 2>&1 | tee -a "$log"
+    python3 -c 'import json, sys
+rows = [dict(r, export=sys.argv[2], export_flags=sys.argv[3]) for r in json.load(open(sys.argv[1]))]
+json.dump(rows, open(sys.argv[1], "w"))' "/tmp/f2p-variant-$name.json" "$name" "$flags"
+  done
+  python3 -c 'import json, sys; print(json.dumps([r for f in sys.argv[1:] for r in json.load(open(f))], indent=1))' \
+    /tmp/f2p-variant-*.json > "$OUT/frame-to-pose-variants.json"
+fi
 if part nhwc; then
   echo "== full-size model, CUDA graph off, prefer_nhwc=1 ($modes)" | tee -a "$log"
   f2p "${full_args[@]}" --precision "$modes" --batch 1,8 --cuda-graph off --cuda-option prefer_nhwc=1 --frames "$FRAMES" \

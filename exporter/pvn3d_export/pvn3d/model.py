@@ -97,16 +97,31 @@ class PVN3D(nn.Module):
         self.KpOF_layer = Head(cf, cfg["kp_hidden"], n_kps * 3)
         self.CtrOf_layer = Head(cf, cfg["ctr_hidden"], 3)
 
-    # The exporter's choice (--gather-before-final), never training's: see rgb_embedding_at_points.
-    gather_before_final = False
+    # The exporter's choice (--cnn-at-points), never training's: which tail of the CNN runs at the N chosen
+    # pixels only ("none": all of it per pixel, then the gather; "final": the final 1x1 layer; "up_3": the
+    # last x2 stage and the final layer). See rgb_embedding_at_points.
+    cnn_at_points = "none"
+    CNN_AT_POINTS = ("none", "final", "up_3")
 
     def rgb_embedding_at_points(self, rgb, choose):
-        """The RGB embedding at the `choose` pixels [B,emb,N], gathered before the CNN's final 1x1
-        convolution instead of after it: a per-pixel affine map commutes with picking pixels, so this is
-        the same function, with the final layer applied to N points instead of H*W pixels (12288 of
-        307200 at 480x640) as one W x + b product."""
-        feat = self.cnn(rgb, before_final=True)  # [B,ups[2],H,W]; through the module, for the node names
+        """The RGB embedding at the `choose` pixels [B,emb,N]. With cnn_at_points "none" the whole map is
+        computed and the N pixels picked from it (PVN3D's way). The rest pick earlier, which is the same
+        function because nothing in PVN3D reads the map anywhere else:
+          "final": the pixels of the map before the CNN's final 1x1 layer, then that layer on N points
+                   (a per-pixel affine map commutes with picking pixels) as one W x + b product;
+          "up_3":  the last x2 stage (upsampling, 3x3 convolution, BatchNorm, PReLU) and the final layer
+                   at the N pixels only (decoder.last_stage_at_points): 12288 of 307200 at 480x640."""
+        mode = self.cnn_at_points
+        if mode not in self.CNN_AT_POINTS:
+            raise ValueError("cnn_at_points must be one of %s, got %r" % (self.CNN_AT_POINTS, mode))
+        if mode == "up_3":
+            from .decoder import last_stage_at_points
+            psp = self.cnn.model
+            return last_stage_at_points(psp.up_3, psp.final[0], self.cnn(rgb, stop="up_3"), choose)
+        feat = self.cnn(rgb, stop="final" if mode == "final" else None)  # through the module: node names
         g = torch.gather(torch.flatten(feat, 2), 2, choose.repeat(1, int(feat.shape[1]), 1))
+        if mode == "none":
+            return g
         w, b = pointwise.fold(self.cnn.model.final[0])
         return torch.matmul(w, g) + b[:, None]
 
@@ -115,12 +130,7 @@ class PVN3D(nn.Module):
         return self.cfg["pointnet"]["npoints"][0]
 
     def forward(self, rgb, cld_rgb_nrm, choose):
-        if self.gather_before_final:
-            rgb_emb = self.rgb_embedding_at_points(rgb, choose)
-        else:
-            out_rgb = self.cnn(rgb)  # [B,C,H,W]
-            c = out_rgb.shape[1]
-            rgb_emb = torch.gather(torch.flatten(out_rgb, 2), 2, choose.repeat(1, int(c), 1))
+        rgb_emb = self.rgb_embedding_at_points(rgb, choose)  # [B,emb,N]
         pcld_emb, (fps_idx, ball) = self.pointnet2(cld_rgb_nrm)
         f = self.rgbd_feat(rgb_emb, pcld_emb)
         seg = self.SEG_layer(f).transpose(1, 2).contiguous()  # [B,N,n_classes]

@@ -117,13 +117,27 @@ class PSPNet(nn.Module):
         self.final = nn.Sequential(nn.Conv2d(ups[2], emb, 1))
         self.out_channels = emb
 
-    def forward(self, x, before_final=False):
-        """before_final: the map before the final 1x1 convolution [B,ups[2],H,W]."""
+    # Export-time choice (export_pvn3d.py --conv-before-upsample), never training's: the stages (1, 2, 3
+    # for up_1..up_3) computed by decoder.conv_before_upsample.
+    conv_first = ()
+
+    def _up(self, i, p):
+        stage = (self.up_1, self.up_2, self.up_3)[i - 1]
+        if i in self.conv_first:
+            from .decoder import conv_before_upsample
+            return conv_before_upsample(stage, p)
+        return stage(p)
+
+    def forward(self, x, stop=None):
+        """stop: None for the embedding [B,emb,H,W]; "final" for the map before the final 1x1 layer
+        [B,ups[2],H,W]; "up_3" for the input of the last x2 stage [B,ups[1],H/2,W/2]."""
         p = self.drop_1(self.psp(self.feats(x)))
-        p = self.drop_2(self.up_1(p))
-        p = self.drop_2(self.up_2(p))
-        p = self.up_3(p)
-        return p if before_final else self.final(p)
+        p = self.drop_2(self._up(1, p))
+        p = self.drop_2(self._up(2, p))
+        if stop == "up_3":
+            return p
+        p = self._up(3, p)
+        return p if stop == "final" else self.final(p)
 
 
 class ModifiedResnet(nn.Module):
@@ -133,5 +147,5 @@ class ModifiedResnet(nn.Module):
         super().__init__()
         self.model = PSPNet(**kw)
 
-    def forward(self, x, before_final=False):
-        return self.model(x, before_final)
+    def forward(self, x, stop=None):
+        return self.model(x, stop)
