@@ -32,6 +32,7 @@
 #                               VARIANTS ("name:flag+flag ...", flags joined by "+", "base:" the exporter's defaults), each
 #                               measured B1 and B8, CUDA graph on, every mode; rows carry "export" (the name) and
 #                               "export_flags". Default: the decoder rewrites (--conv-before-upsample, --cnn-at-points)
+#                               each left out. Measured 2026-12-02 (results/2026-12-02-decoder-rewrites/variants/)
 #   accuracy-full.json, frame-to-pose-heldout.txt  (part heldout, with FULL_CKPT) the trained full-size model per
 #                               precision on HELDOUT (default 200) unseen 480x640 test scenes, made here on the GPU
 #
@@ -40,7 +41,7 @@
 # FULL_CKPT=/tmp/pvn3d-run-full/state_dict.pt (exporter/gpu/train_on_gpu.sh WIDTH=full, an earlier call on the same
 # warm machine): the full-size model is that trained network (its state_dict.json gives the configuration; the sample
 # is the test split's scene 0) instead of random weights, exported into /tmp/pvn3d-full-trained.
-# EXPORT_FLAGS: exporter options for that default export (part export), e.g. "--conv-before-upsample 1".
+# EXPORT_FLAGS: exporter options for that default export (part export), e.g. "--cnn-at-points none".
 set -uo pipefail
 PARTS=${PARTS:-export full inflight nhwc breakdown tiny}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
@@ -141,7 +142,8 @@ print(json.dumps(rows, indent=1))' "$key" "$with" "$without" "/tmp/f2p-$name-wit
 part trunk && compare_exports trunk --trunk-as-batches trunk "sub-image batches" dilated
 part pointwise && compare_exports pointwise "--pointwise conv" pointwise conv matmul
 if part variants; then
-  VARIANTS=${VARIANTS:-base: up1:--conv-before-upsample=1 pts:--cnn-at-points=up_3 up1pts:--conv-before-upsample=1+--cnn-at-points=up_3}
+  # (base: the exporter's defaults, --conv-before-upsample 1 --cnn-at-points up_3 since 2026-12-02)
+  VARIANTS=${VARIANTS:-base: plain:--conv-before-upsample=none+--cnn-at-points=none up1:--cnn-at-points=none pts:--conv-before-upsample=none}
   it=(); [ -z "$FULL_CKPT" ] && it=(--max-iter 0)
   rm -f /tmp/f2p-variant-*.json
   for v in $VARIANTS; do

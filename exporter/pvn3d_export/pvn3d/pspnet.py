@@ -51,6 +51,13 @@ def bilinear_matrix(n_out, n_in, align_corners=False):
     return torch.from_numpy(m.astype(np.float32))
 
 
+def _like(m, x):
+    """A constant matrix on x's device, and in x's dtype when that is not float32 (a half module: the
+    stage timings of benchmarks/scripts/cnn_stage_times.py); an export, in float32, records no cast."""
+    m = m.to(x.device)
+    return m if m.dtype == x.dtype else m.to(x.dtype)
+
+
 class AdaptiveAvgPoolMM(nn.Module):
     """Adaptive average pooling to s x s as two matrix products (static input size)."""
 
@@ -60,15 +67,15 @@ class AdaptiveAvgPoolMM(nn.Module):
 
     def forward(self, x):
         h, w = int(x.shape[2]), int(x.shape[3])
-        ph = adaptive_pool_matrix(h, self.size).to(x.device)
-        pwt = adaptive_pool_matrix(w, self.size).t().contiguous().to(x.device)
+        ph = _like(adaptive_pool_matrix(h, self.size), x)
+        pwt = _like(adaptive_pool_matrix(w, self.size).t().contiguous(), x)
         return torch.matmul(torch.matmul(ph, x), pwt)
 
 
 def upsample_mm(y, h, w):
     """Bilinear (align_corners=False) upsampling of [B,C,s,s] to [B,C,h,w] as matrix products."""
-    uh = bilinear_matrix(h, int(y.shape[2])).to(y.device)
-    uwt = bilinear_matrix(w, int(y.shape[3])).t().contiguous().to(y.device)
+    uh = _like(bilinear_matrix(h, int(y.shape[2])), y)
+    uwt = _like(bilinear_matrix(w, int(y.shape[3])).t().contiguous(), y)
     return torch.matmul(torch.matmul(uh, y), uwt)
 
 
