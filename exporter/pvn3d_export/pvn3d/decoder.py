@@ -105,12 +105,13 @@ def last_stage_at_points(stage, final, x, choose):
     col_at, col_in = (t.to(choose.device) for t in _neighbour_tables(ww))
     r = torch.div(choose, ww, rounding_mode="trunc")                        # [B, 1, N] (choose >= 0): one Div
     c = choose - r * ww
-    tap = torch.arange(3, dtype=torch.int64, device=choose.device)
-    rq = r.unsqueeze(2) + tap.view(1, 3, 1, 1)                              # [B, dy, 1, N], offset by one
-    cq = c.unsqueeze(2) + tap.view(1, 1, 3, 1)                              # [B, 1, dx, N]
-    idx = (row_at[rq] * ww + col_at[cq]).flatten(1, 2)                      # [B, 9, N]
-    inside = (row_in[rq] * col_in[cq]).flatten(1, 2).unsqueeze(1)           # [B, 1, 9, N]
-    g = ops.group_points(u.reshape(-1, cin, hh * ww), idx) * inside.to(u.dtype)  # [B, Cin, 9, N]
+    taps = torch.arange(9, dtype=torch.int64, device=choose.device).view(1, 9, 1)   # k = 3 dy + dx
+    rq = r + torch.div(taps, 3, rounding_mode="trunc")                      # [B, 9, N], offset by one
+    cq = c + (taps - 3 * torch.div(taps, 3, rounding_mode="trunc"))         # (constants in the graph)
+    idx = row_at[rq] * ww + col_at[cq]                                      # [B, 9, N]
+    inside = (row_in[rq] * col_in[cq]).unsqueeze(1)                         # [B, 1, 9, N]
+    g = ops.group_points(u.reshape(-1, cin, hh * ww), idx)                  # [B, Cin, 9, N]
+    g = g * (inside if inside.dtype == g.dtype else inside.to(g.dtype))
     g = g.flatten(1, 2)                                                     # rows (i, dy, dx), as K's
     y = act(torch.matmul(k.reshape(cout, cin * 9).to(u.dtype), g) + b.to(u.dtype)[:, None])   # [B, Cout, N]
     wf = final.weight.detach().reshape(final.out_channels, final.in_channels).to(u.dtype)

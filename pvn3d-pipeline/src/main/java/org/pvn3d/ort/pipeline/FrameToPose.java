@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -52,6 +53,9 @@ import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
  * and device memory per thread; run each object from one thread where latency matters.
  */
 public final class FrameToPose implements AutoCloseable {
+    /** A PVT1 file's int64 (little-endian, at any byte offset of its heap array). */
+    private static final ValueLayout.OfLong JAVA_LONG_LE =
+            ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
     /** How the network computes. The custom operators and the pose stage are float32 in every mode. */
     public enum Precision {
         /** float32 with TF32 off: parity with PyTorch within 1e-3. */
@@ -379,6 +383,31 @@ public final class FrameToPose implements AutoCloseable {
         return session;
     }
 
+    /**
+     * Every {@code choose} entry must name a pixel of the image: the graph picks the CNN's map there (ORT's CUDA
+     * gathers do not check their indices, and ONNX reads a negative index from the end), so a bad one is refused
+     * here, before anything reaches the device, with the first offending point named.
+     */
+    private void checkPixels(byte[] choose, String source) {
+        long pixels = -1;
+        int rgb = inputs.indexOf("rgb");
+        if (rgb >= 0 && template.get(rgb).shape().length == 4) {
+            long[] s = template.get(rgb).shape();
+            pixels = s[2] * s[3];
+        }
+        if (pixels < 0) {
+            return; // a graph without an image input: nothing to check against
+        }
+        MemorySegment m = MemorySegment.ofArray(choose);
+        for (long i = 0, count = choose.length / 8; i < count; i++) {
+            long v = m.get(JAVA_LONG_LE, 8 * i);
+            if (v < 0 || v >= pixels) {
+                throw new IllegalArgumentException("input choose of " + source + ": point " + i + " names pixel " + v
+                        + ", outside the " + pixels + " pixels of the image (0 <= choose < H*W)");
+            }
+        }
+    }
+
     /** Keypoint rows K (the centre included) and points N of a frame. */
     public int keypoints() {
         return k;
@@ -414,6 +443,9 @@ public final class FrameToPose implements AutoCloseable {
                     throw new IllegalArgumentException("input " + inputs.get(i) + " of " + f.source() + ": " + e.type() + " "
                             + java.util.Arrays.toString(e.shape()) + ", this FrameToPose was made for " + t.type() + " "
                             + java.util.Arrays.toString(t.shape()));
+                }
+                if (inputs.get(i).equals("choose")) {
+                    checkPixels(e.data(), f.source());
                 }
                 data.add(e.data());
             }

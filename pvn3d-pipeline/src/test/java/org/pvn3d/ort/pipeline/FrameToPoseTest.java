@@ -10,6 +10,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.io.PvtFile;
@@ -86,6 +87,14 @@ class FrameToPoseTest {
         Pvn3dSample nanKps = sample.with("model_kps", sample.entry("model_kps").type(), sample.entry("model_kps").shape(),
                 nanFirst(sample.modelKps()));
         assertThrows(IllegalArgumentException.class, () -> cpu.run(nanKps));
+        long[] shape = sample.entry("rgb").shape();
+        for (long bad : new long[] {-1, shape[2] * shape[3]}) { // before the first pixel, past the last
+            long[] choose = sample.entry("choose").longs();
+            choose[5] = bad;
+            Pvn3dSample badChoose = sample.with("choose", OnnxTensorType.INT64, sample.entry("choose").shape(), choose);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> cpu.run(badChoose));
+            assertTrue(e.getMessage().contains("point 5 names pixel " + bad), e.getMessage());
+        }
         OrtException fp16 = assertThrows(OrtException.class, () -> new FrameToPose(Pvn3dPipeline.tinyModelBytes(),
                 FrameToPose.Config.cuda(0).withPrecision(FrameToPose.Precision.FP16), sample));
         assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, fp16.getCode());
