@@ -116,7 +116,8 @@ TEST(ball_query_cuda_equals_cpu) {
   struct Case { int64_t B, N, M; float r; int64_t S; };
   for (const Case& c : {Case{1, 12288, 2048, 0.0175f, 16}, Case{1, 12288, 2048, 0.025f, 32}, Case{2, 5000, 1001, 0.05f, 32},
                         Case{3, 777, 13, 0.2f, 16}, Case{1, 3000, 100, 10.f, 64}, Case{1, 4097, 33, 1e-4f, 4},
-                        Case{2, 1, 5, 0.1f, 3}, Case{1, 2049, 64, 0.08f, 1}, Case{1, 6000, 40, 0.3f, 100}}) {
+                        Case{2, 1, 5, 0.1f, 3}, Case{1, 2049, 64, 0.08f, 1}, Case{1, 6000, 40, 0.3f, 100},
+                        Case{5, 2001, 1717, 0.06f, 16}, Case{2, 9000, 4300, 0.04f, 32}}) {
     if (testenv::small() && c.B * c.N * c.M > 4000000) continue;
     const auto xyz = testdata::random_cloud(rng, c.B, c.N, 0.f, 0.5f);
     const auto centres = testdata::centres_from(rng, xyz, c.B, c.N, c.M, 0.01f);

@@ -115,7 +115,8 @@ TEST(three_nn_cuda_equals_cpu) {
   REQUIRE_CUDA();
   Rng rng(104);
   struct Case { int64_t B, n, m; };
-  for (const Case& c : {Case{1, 12288, 2048}, Case{2, 5000, 3}, Case{3, 1000, 4097}, Case{1, 33, 9000}, Case{2, 100, 7}}) {
+  for (const Case& c : {Case{1, 12288, 2048}, Case{2, 5000, 3}, Case{3, 1000, 4097}, Case{1, 33, 9000}, Case{2, 100, 7},
+                       Case{8, 9000, 1000} /* G = 8 */, Case{3, 15000, 700} /* G = 16 */, Case{1, 130, 2050}}) {
     if (testenv::small() && c.B * c.n * c.m > 4000000) continue;
     const auto u = testdata::random_cloud(rng, c.B, c.n, 0.f, 0.5f);
     const auto k = testdata::random_cloud(rng, c.B, c.m, 0.f, 0.5f);

@@ -65,18 +65,38 @@ class DecoderRewritesModelTest {
     }
 
     static void check(Map<String, float[]> got, Map<String, PvtFile.Entry> f, String what) {
+        check(got, f, what, -1);
+    }
+
+    /**
+     * Compares every output with the PyTorch modules' values; with {@code skipPoint >= 0}, at_points' column of
+     * that flat (b, n) position (every channel) is left out: the run fed a bad pixel there.
+     */
+    static void check(Map<String, float[]> got, Map<String, PvtFile.Entry> f, String what, int skipPoint) {
         for (String n : OUTPUTS) {
             float[] want = f.get(n).floats();
             float[] a = got.get(n);
+            long[] shape = f.get(n).shape();
             double max = 0;
+            int compared = 0;
             for (int i = 0; i < want.length; i++) {
+                if (skipPoint >= 0 && n.equals("at_points") && atPoint(shape, i) == skipPoint) {
+                    continue;
+                }
                 assertTrue(Float.isFinite(a[i]), what + ": " + n + "[" + i + "] = " + a[i]);
                 max = Math.max(max, Math.abs((double) a[i] - want[i]));
+                compared++;
             }
             System.out.printf("DecoderRewritesModelTest: %s %s: %d values, max |ORT - PyTorch modules| = %.3g%n", what, n,
-                    want.length, max);
+                    compared, max);
             assertTrue(max <= TOL, what + ": max |" + n + " - PyTorch| = " + max + " > " + TOL);
         }
+    }
+
+    /** The flat (b, n) position of element i of an at_points tensor [B, C, N]. */
+    static int atPoint(long[] shape, int i) {
+        int c = (int) shape[1], np = (int) shape[2];
+        return (i / (c * np)) * np + i % np;
     }
 
     static void runAndCheck(boolean cuda) throws Exception {
@@ -91,13 +111,31 @@ class DecoderRewritesModelTest {
                     OrtSession s = OrtEnvironment.getEnvironment().createSession(model(), options)) {
                 String what = cuda ? "CUDA" : "CPU";
                 check(run(s, f, choose), f, what);
-                // a pixel past the map (index H*W of a 24 x 32 map) fails the run with ORT's error, and the
-                // session goes on serving good inputs
+                // a pixel past the map (index H*W of a 24 x 32 map): on the CPU, ORT's Gather of the
+                // neighbour tables fails the run with its error. ORT's CUDA Gather does not check indices
+                // (an out-of-range one reads as 0 there), so on CUDA the run may succeed: then every other
+                // pixel's values are still right and nothing is NaN. (FrameToPose refuses such a pixel on
+                // the host before anything reaches the device.) Either way the session goes on serving.
                 long[] bad = choose.clone();
                 bad[17] = 24 * 32;
-                OrtException e = assertThrows(OrtException.class, () -> run(s, f, bad));
-                System.out.println("DecoderRewritesModelTest: " + what + ", a pixel past the map: " + e.getMessage());
-                assertTrue(e.getMessage() != null && e.getMessage().contains("Gather"), what + ": " + e.getMessage());
+                if (!cuda) {
+                    OrtException e = assertThrows(OrtException.class, () -> run(s, f, bad));
+                    System.out.println("DecoderRewritesModelTest: " + what + ", a pixel past the map: " + e.getMessage());
+                    assertTrue(e.getMessage() != null && e.getMessage().contains("Gather"), what + ": " + e.getMessage());
+                } else {
+                    Map<String, float[]> got = null;
+                    try {
+                        got = run(s, f, bad);
+                    } catch (OrtException e) {
+                        System.out.println("DecoderRewritesModelTest: " + what + ", a pixel past the map: " + e.getMessage());
+                        assertTrue(e.getMessage() != null && !e.getMessage().isBlank(), what + ": an empty message");
+                    }
+                    if (got != null) {
+                        System.out.println("DecoderRewritesModelTest: " + what + ", a pixel past the map: the run succeeded"
+                                + " (ORT's CUDA Gather does not check indices); the other pixels:");
+                        check(got, f, what + " with one pixel past the map", 17);
+                    }
+                }
                 check(run(s, f, choose), f, what + " after a failed run");
             }
         }
