@@ -136,7 +136,7 @@ class DecoderRewritesModelTest {
                         check(got, f, what + " with one pixel past the map", 17);
                     }
                 }
-                check(run(s, f, choose), f, what + " after a failed run");
+                check(run(s, f, choose), f, what + " after the run with a pixel past the map");
             }
         }
     }
