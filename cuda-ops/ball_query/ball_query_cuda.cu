@@ -1,10 +1,13 @@
 // PVN3D_BallQuery, CUDA kernel. See ball_query.h.
 //
 // One warp per centre, kWarps centres per block. The block streams the cloud through shared memory
-// in tiles of kTile points (structure of arrays, so a warp's 32 consecutive reads hit 32 banks); the
-// warp tests 32 consecutive points at a time, and a ballot + popcount gives each hit its slot in
-// index order. A warp stops when it has nsample hits; the block stops loading tiles when all of its
-// warps have (__syncthreads_and). Slots after the last hit get the first hit (0 without hits).
+// in tiles of kTile points (structure of arrays, so a warp's 32 consecutive reads hit 32 banks; the
+// last tile padded with +inf points, which are never within a radius); the warp tests kUnroll x 32
+// consecutive points at a time with one ballot per 32 and looks at the ballots only when one of them
+// has a hit (rare: a ball holds a few dozen of N points), so a test costs little more than its
+// arithmetic. A ballot + popcount gives each hit its slot in index order. A warp stops when it has
+// nsample hits; the block stops loading tiles when all of its warps have (__syncthreads_and). Slots
+// after the last hit get the first hit (0 without hits).
 #include "ball_query.h"
 
 #include "../common/cuda_utils.cuh"
@@ -17,7 +20,8 @@ namespace {
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kTile = 2048;
+constexpr int kUnroll = 4;
+constexpr int kTile = 2048;  // a multiple of 32 * kUnroll
 constexpr unsigned kFull = 0xffffffffu;
 
 __global__ void __launch_bounds__(kThreads)
@@ -33,6 +37,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t centre = static_cast<int64_t>(b) * M + (active ? m : 0);
   const float cx = __ldg(new_xyz + 3 * centre), cy = __ldg(new_xyz + 3 * centre + 1),
               cz = __ldg(new_xyz + 3 * centre + 2);
+  const float inf = __int_as_float(0x7f800000);
   int64_t* out = idx + centre * nsample;
   int count = 0;
   int first = 0;
@@ -40,24 +45,40 @@ __global__ void __launch_bounds__(kThreads)
     // Also the barrier that keeps the previous tile alive until every warp is done with it.
     if (__syncthreads_and(!active || count >= nsample)) break;
     const int len = min(kTile, N - base);
-    for (int t = threadIdx.x; t < len; t += kThreads) {
-      const float* q = points + 3 * static_cast<int64_t>(base + t);
-      sx[t] = __ldg(q);
-      sy[t] = __ldg(q + 1);
-      sz[t] = __ldg(q + 2);
+    const int padded = (len + 32 * kUnroll - 1) / (32 * kUnroll) * (32 * kUnroll);
+    for (int t = threadIdx.x; t < padded; t += kThreads) {
+      if (t < len) {
+        const float* q = points + 3 * static_cast<int64_t>(base + t);
+        sx[t] = __ldg(q);
+        sy[t] = __ldg(q + 1);
+        sz[t] = __ldg(q + 2);
+      } else {  // +inf: its squared distance is +inf or NaN, never < r2
+        sx[t] = inf;
+        sy[t] = inf;
+        sz[t] = inf;
+      }
     }
     __syncthreads();
     if (active && count < nsample) {
-      for (int j = 0; j < len; j += 32) {
-        const int k = j + lane;
-        bool hit = false;
-        if (k < len) hit = cuda::dist2(sx[k], sy[k], sz[k], cx, cy, cz) < r2;
-        const unsigned mask = __ballot_sync(kFull, hit);
-        if (mask != 0u) {
-          if (count == 0) first = base + j + __ffs(mask) - 1;
-          const int slot = count + __popc(mask & ((1u << lane) - 1u));
-          if (hit && slot < nsample) out[slot] = base + k;
-          count += __popc(mask);
+      for (int j = 0; j < padded; j += 32 * kUnroll) {
+        unsigned mask[kUnroll];
+        unsigned any = 0u;
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int k = j + 32 * u + lane;
+          mask[u] = __ballot_sync(kFull, cuda::dist2(sx[k], sy[k], sz[k], cx, cy, cz) < r2);
+          any |= mask[u];
+        }
+        if (any != 0u) {  // warp-uniform
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) {
+            if (mask[u] != 0u && count < nsample) {
+              if (count == 0) first = base + j + 32 * u + __ffs(mask[u]) - 1;
+              const int slot = count + __popc(mask[u] & ((1u << lane) - 1u));
+              if (((mask[u] >> lane) & 1u) && slot < nsample) out[slot] = base + j + 32 * u + lane;
+              count += __popc(mask[u]);
+            }
+          }
           if (count >= nsample) break;  // warp-uniform
         }
       }
