@@ -19,7 +19,7 @@ namespace three_nn {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxQueries = 4;  // unknown points per thread (the kernel's kQueries) at launch
+constexpr int kQueries = 4;  // unknown points per thread (Q)
 constexpr int kTile = 2048;
 
 struct Top3 {
@@ -71,7 +71,7 @@ __device__ __forceinline__ void insert(Top3& best, float d, int i) {
 }
 
 // Unknown points of a block: (kThreads / G) groups x kQueries.
-template <int G, int kQueries>
+template <int G>
 __global__ void __launch_bounds__(kThreads)
     three_nn_kernel(int n, int m, const float* __restrict__ unknown, const float* __restrict__ known,
                     float* __restrict__ dist2, int64_t* __restrict__ idx) {
@@ -142,16 +142,10 @@ __global__ void __launch_bounds__(kThreads)
 // large GPU (132 SMs) about four blocks' worth of threads, so that one small cloud still spreads.
 int group_for(int64_t B, int64_t n) {
   const int64_t want = int64_t{132} * 4 * kThreads;
-  const int64_t threads_per_g = B * ((n + kMaxQueries - 1) / kMaxQueries);
+  const int64_t threads_per_g = B * ((n + kQueries - 1) / kQueries);
   if (threads_per_g * 8 >= want) return 8;
   if (threads_per_g * 16 >= want) return 16;
   return 32;
-}
-
-template <int G, int kQueries>
-int64_t blocks_for(int64_t B, int64_t n) {
-  constexpr int kPerBlock = kThreads / G * kQueries;
-  return B * ((n + kPerBlock - 1) / kPerBlock);
 }
 
 }  // namespace
@@ -165,18 +159,17 @@ extern "C" pvn3d_status pvn3d_three_nn_cuda(int64_t B, int64_t n, int64_t m, con
   int64_t work = 0;
   PVN3D_TRY(check_args(B, n, m, unknown, known, dist2, idx, &work));
   if (work == 0) return PVN3D_OK;
-  PVN3D_TRY(pvn3d::check_at_most(kOp, "n", n, "2^31-1 (CUDA)", INT32_MAX - kThreads * kMaxQueries));
+  PVN3D_TRY(pvn3d::check_at_most(kOp, "n", n, "2^31-1 (CUDA)", INT32_MAX - kThreads * kQueries));
   PVN3D_TRY(pvn3d::check_at_most(kOp, "m", m, "2^31-1 (CUDA)", INT32_MAX - kTile));
   // (Measured on the H200 against 1 and 2 unknown points a thread and the other group sizes: 4 points
   // and the group_for sizes were best or within noise at B=1 n=12288 and B=8 n=16384.)
   const int G = group_for(B, n);
-  const int64_t blocks = G == 8 ? blocks_for<8, kMaxQueries>(B, n)
-                         : G == 16 ? blocks_for<16, kMaxQueries>(B, n) : blocks_for<32, kMaxQueries>(B, n);
+  const int64_t per_block = kThreads / G * kQueries;  // unknown points
+  const int64_t blocks = B * ((n + per_block - 1) / per_block);
   if (blocks > INT32_MAX)
     return pvn3d::fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: B*n (%lld) too large for one CUDA launch", kOp, (long long)(B * n));
   pvn3d::cuda::clear_stale_error();
-  const auto kernel = G == 8 ? three_nn_kernel<8, kMaxQueries>
-                      : G == 16 ? three_nn_kernel<16, kMaxQueries> : three_nn_kernel<32, kMaxQueries>;
+  const auto kernel = G == 8 ? three_nn_kernel<8> : G == 16 ? three_nn_kernel<16> : three_nn_kernel<32>;
   kernel<<<static_cast<unsigned>(blocks), kThreads, 0, pvn3d::cuda::as_stream(stream)>>>(
       static_cast<int>(n), static_cast<int>(m), unknown, known, dist2, idx);
   return pvn3d::cuda::check_launch(kOp);
