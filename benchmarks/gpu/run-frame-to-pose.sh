@@ -7,6 +7,8 @@
 #   machine.txt                 the GPU, driver, CUDA, Java, ORT
 #   frame-to-pose.json          full model: a list of {mode, batch, cuda_graph, inflight, p50_ms, p99_ms, frames_per_s, ...}
 #   frame-to-pose-full.txt      the same as a table, with the two-in-flight rows, and the export and conversion logs
+#                               BRANCHES=off|on|both (default off): also the network's two branches side by side
+#                               (FrameToPose.Config.concurrentBranches, `--branches`); rows carry "branches"
 #   accuracy-tiny.json, frame-to-pose-tiny.txt   the tiny model per precision: held-out ADD/ADD-S and its latency
 #
 #   frame-to-pose-nhwc.json     full model, B1 and B8, with the CUDA provider's prefer_nhwc=1 (cuDNN's channels-last
@@ -99,14 +101,14 @@ modes=strict,tf32
 if part full; then
   echo "== full-size model, one frame and batches of 8, CUDA graphs off and on ($modes)" | tee -a "$log"
   # FULL_GRAPH=on|off runs one side only, into frame-to-pose-graph-on|off.json (two calls, two frame counts)
-  f2p "${full_args[@]}" --precision "$modes" --batch 1,8 --cuda-graph "${FULL_GRAPH:-both}" --frames "$FRAMES" --warmup 20 \
-    --json "$OUT/frame-to-pose${FULL_GRAPH:+-graph-$FULL_GRAPH}.json" 2>&1 | tee -a "$log"
+  f2p "${full_args[@]}" --precision "$modes" --batch 1,8 --cuda-graph "${FULL_GRAPH:-both}" --branches "${BRANCHES:-off}" \
+    --frames "$FRAMES" --warmup 20 --json "$OUT/frame-to-pose${FULL_GRAPH:+-graph-$FULL_GRAPH}.json" 2>&1 | tee -a "$log"
 fi
 if part inflight; then
   # batch 8 too: one batch's serial FPS chain can overlap the other's convolutions (B1 gained 33% in fp16 on 12-01)
   echo "== full-size model, two calls in flight (two sessions, two streams, two threads), batch 1 and 8" | tee -a "$log"
   f2p "${full_args[@]}" --precision "${INFLIGHT_MODES:-$modes}" --batch "${INFLIGHT_BATCH:-1,8}" \
-    --cuda-graph "${INFLIGHT_GRAPH:-both}" --inflight 2 --frames "$FRAMES" --warmup 20 \
+    --cuda-graph "${INFLIGHT_GRAPH:-both}" --branches "${BRANCHES:-off}" --inflight 2 --frames "$FRAMES" --warmup 20 \
     --json "$OUT/frame-to-pose-inflight.json" 2>&1 | tee -a "$log"
 fi
 # Two exports of the same weights and sample, measured side by side (B1 and B8, CUDA graph on, every mode):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Chart of frame-to-pose.json (pvn3d-ort frame-to-pose --json): p50 latency per precision for batch 1 and
-batch 8, CUDA graphs off and on, with the p99 as a whisker, and frames/s on a second panel; the issue's
+batch 8, CUDA graphs off and on, one graph or the two branches side by side ("branches"), with the p99 as a whisker, and frames/s on a second panel; the issue's
 targets drawn as lines. Writes an SVG beside the JSON (or to --out).
 
   /usr/bin/python3 benchmarks/scripts/frame_to_pose_chart.py benchmarks/results/DATE-frame-to-pose/frame-to-pose.json
@@ -30,18 +30,19 @@ def main():
             rows += json.load(fh)
     modes = [m for m in ("strict", "tf32", "fp16") if any(r["mode"] == m for r in rows)]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
-    width = 0.2
-    combos = [(b, g) for b in (1, 8) for g in (False, True)]
-    for j, (b, g) in enumerate(combos):
+    combos = sorted({(r["batch"], r["cuda_graph"], r.get("branches", False)) for r in rows if r.get("inflight", 1) == 1})
+    width = 0.8 / max(1, len(combos))
+    for j, (b, g, br) in enumerate(combos):
         xs, p50, p99 = [], [], []
         for i, m in enumerate(modes):
-            r = [r for r in rows if r["mode"] == m and r["batch"] == b and r["cuda_graph"] == g and r.get("inflight", 1) == 1]
+            r = [r for r in rows if r["mode"] == m and r["batch"] == b and r["cuda_graph"] == g
+                 and r.get("branches", False) == br and r.get("inflight", 1) == 1]
             if r:
-                xs.append(i + (j - 1.5) * width)
+                xs.append(i + (j - (len(combos) - 1) / 2) * width)
                 p50.append(r[0]["p50_ms"])
                 p99.append(r[0]["p99_ms"])
         if xs:
-            label = "B=%d, CUDA graph %s" % (b, "on" if g else "off")
+            label = "B=%d, CUDA graph %s%s" % (b, "on" if g else "off", ", branches" if br else "")
             ax1.bar(xs, p50, width, label=label)
             ax1.errorbar(xs, p50, yerr=[[0] * len(p50), [q - p for p, q in zip(p50, p99)]], fmt="none", ecolor="k",
                          capsize=3, lw=0.8)
@@ -54,9 +55,10 @@ def main():
     ax1.legend(fontsize=8)
     labels, fps = [], []
     for m in modes:
-        for r in sorted((r for r in rows if r["mode"] == m), key=lambda r: (r["batch"], r.get("inflight", 1), r["cuda_graph"])):
-            labels.append("%s B%d%s%s" % (m, r["batch"], " x%d" % r["inflight"] if r.get("inflight", 1) > 1 else "",
-                                          " G" if r["cuda_graph"] else ""))
+        for r in sorted((r for r in rows if r["mode"] == m), key=lambda r: (r["batch"], r.get("inflight", 1), r["cuda_graph"],
+                                                                                   r.get("branches", False))):
+            labels.append("%s B%d%s%s%s" % (m, r["batch"], " x%d" % r["inflight"] if r.get("inflight", 1) > 1 else "",
+                                            " G" if r["cuda_graph"] else "", " br" if r.get("branches", False) else ""))
             fps.append(r["frames_per_s"])
     ax2.barh(range(len(fps)), fps, color="tab:blue")
     ax2.set_yticks(range(len(fps)))

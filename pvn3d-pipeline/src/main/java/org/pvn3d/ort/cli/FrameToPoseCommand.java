@@ -79,6 +79,11 @@ final class FrameToPoseCommand implements Callable<Integer> {
     @Option(names = "--cuda-graph", paramLabel = "off|on|both", description = "ORT's CUDA graph capture (default: off).")
     String cudaGraph = "off";
 
+    @Option(names = "--branches", paramLabel = "off|on|both", description = "Run the network's two branches side by side: "
+            + "PointNet++ in a session of its own, on its own thread and stream, beside the CNN, then the fusion, heads and pose "
+            + "(default: off, one graph).")
+    String branches = "off";
+
     @Option(names = "--inflight", split = "\\s*,\\s*", splitSynopsisLabel = ",", paramLabel = "N", description = "Runs in flight: "
             + "one session and one thread each, on their own streams (default: 1).")
     int[] inflights = {1};
@@ -119,13 +124,14 @@ final class FrameToPoseCommand implements Callable<Integer> {
 
     /** One measurement. */
     record Measurement(String mode, int batch, boolean cudaGraph, int inflight, int calls, int frames, double wallS, double p50,
-            double p99, double framesPerS, double loadMs, int maxIter, Map<String, String> cudaOptions) {
+            double p99, double framesPerS, double loadMs, int maxIter, Map<String, String> cudaOptions, boolean branches) {
         Map<String, Object> json() {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("mode", mode);
             m.put("batch", batch);
             m.put("cuda_graph", cudaGraph);
             m.put("inflight", inflight);
+            m.put("branches", branches);
             m.put("p50_ms", p50);
             m.put("p99_ms", p99);
             m.put("frames_per_s", framesPerS);
@@ -152,7 +158,17 @@ final class FrameToPoseCommand implements Callable<Integer> {
         };
     }
 
+    private List<Boolean> branchModes() {
+        return switch (branches.toLowerCase(Locale.ROOT)) {
+            case "off" -> List.of(false);
+            case "on" -> List.of(true);
+            case "both" -> List.of(false, true);
+            default -> throw CommonOptions.usage(spec, "--branches takes off, on or both, not " + branches);
+        };
+    }
+
     private void check() {
+        branchModes();
         common.check(spec);
         List<Precision> ps = precisions();
         List<Boolean> gs = graphs();
@@ -201,19 +217,21 @@ final class FrameToPoseCommand implements Callable<Integer> {
                 + "voting pose (no refinement) in the timed path%s%n", model == null ? "PVN3D tiny (class path)" : model, samples.size(),
                 sample == null ? "class path " + Pvn3dSample.RESOURCE : sample, common.cuda() ? "CUDA device " + common.device : "CPU",
                 OrtRuntime.get().version(), cudaOptions.isEmpty() ? "" : "; CUDA provider options " + cudaOptions);
-        out.printf(Locale.ROOT, "%-7s %5s %6s %8s %7s %9s %9s %10s%n", "mode", "batch", "graph", "inflight", "frames", "p50 ms",
-                "p99 ms", "frames/s");
+        out.printf(Locale.ROOT, "%-7s %5s %6s %8s %8s %7s %9s %9s %10s%n", "mode", "batch", "graph", "branches", "inflight", "frames",
+                "p50 ms", "p99 ms", "frames/s");
         List<Measurement> all = new ArrayList<>();
         for (Precision p : precisions()) {
             byte[] bytes = p == Precision.FP16 ? fp16 : fp32;
             for (boolean g : graphs()) {
-                for (int b : batches) {
-                    for (int f : inflights) {
-                        Measurement m = measure(bytes, samples, config(p, g, b), f);
-                        all.add(m);
-                        out.printf(Locale.ROOT, "%-7s %5d %6s %8d %7d %9.2f %9.2f %10.1f%n", m.mode(), m.batch(), g ? "on" : "off",
-                                m.inflight(), m.frames(), m.p50(), m.p99(), m.framesPerS());
-                        out.flush();
+                for (boolean br : branchModes()) {
+                    for (int b : batches) {
+                        for (int f : inflights) {
+                            Measurement m = measure(bytes, samples, config(p, g, b).withConcurrentBranches(br), f);
+                            all.add(m);
+                            out.printf(Locale.ROOT, "%-7s %5d %6s %8s %8d %7d %9.2f %9.2f %10.1f%n", m.mode(), m.batch(), g ? "on" : "off",
+                                    br ? "on" : "off", m.inflight(), m.frames(), m.p50(), m.p99(), m.framesPerS());
+                            out.flush();
+                        }
                     }
                 }
             }
@@ -324,7 +342,7 @@ final class FrameToPoseCommand implements Callable<Integer> {
             int done = sorted.length * b;
             return new Measurement(config.precision().label(), b, config.cudaGraph(), inflight, sorted.length, done, wall,
                     PoolBenchCommand.percentile(sorted, 0.5), PoolBenchCommand.percentile(sorted, 0.99), done / wall, loadMs,
-                    config.meanShift().maxIter(), config.cudaOptions());
+                    config.meanShift().maxIter(), config.cudaOptions(), config.concurrentBranches());
         } finally {
             runners.forEach(FrameToPose::close);
         }

@@ -17,20 +17,24 @@ import java.util.TreeMap;
 import java.util.stream.Collectors;
 import org.pvn3d.ort.DeviceTensor;
 import org.pvn3d.ort.OnnxTensor;
+import org.pvn3d.ort.OnnxTensorLike;
 import org.pvn3d.ort.OnnxTensorType;
 import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtIoBinding;
+import org.pvn3d.ort.OrtMemoryInfo;
 import org.pvn3d.ort.OrtSession;
+import org.pvn3d.ort.RunOptions;
 import org.pvn3d.ort.SessionOptions;
 import org.pvn3d.ort.cuda.CudaDevice;
+import org.pvn3d.ort.cuda.CudaEvent;
 import org.pvn3d.ort.cuda.CudaStream;
 import org.pvn3d.ort.cuda.DeviceBuffer;
 import org.pvn3d.ort.cuda.PinnedBuffer;
-import org.pvn3d.ort.customop.CustomOpDomain;
 import org.pvn3d.ort.io.PvtFile;
 import org.pvn3d.ort.ops.Pvn3dOps;
+import org.pvn3d.ort.pipeline.graph.BranchSplit;
 import org.pvn3d.ort.pipeline.graph.PoseHeadGraph;
 import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
 
@@ -46,6 +50,14 @@ import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
  * of a few hundred bytes and one stream synchronisation; with {@link Config#cudaGraph()} ORT captures the
  * graph on the first runs and replays it after, which the fixed addresses allow. On the CPU provider the
  * same graph runs on host tensors (the reference path CI checks against the Java pose stage).
+ *
+ * <p>With {@link Config#concurrentBranches()} the graph is cut into three sessions ({@link BranchSplit}): PVN3D's
+ * point branch (PointNet++, which reads only the cloud), its image branch (the CNN and its pick of the chosen
+ * pixels) and the join (fusion, heads, pose). On CUDA the point branch runs on a thread and stream of its own
+ * while the image branch runs on this object's stream; CUDA events order the upload before the point branch and
+ * the point branch before the join; the tensors between the parts live in one preallocated device buffer. A
+ * frame then costs about the longer branch instead of both (measured on the H200: 16-22% less at batch 1). On
+ * the CPU provider the branches also run on two threads.
  *
  * <p>Not thread-safe: one run at a time per object (two objects, two frames in flight). With CUDA graphs,
  * ORT keeps the captured graph per calling thread: the constructor captures for its own thread, and the
@@ -97,10 +109,14 @@ public final class FrameToPose implements AutoCloseable {
      * Settings: provider and device, precision, whether ORT captures a CUDA graph, the frames per run, the
      * object's class in {@code pred_rgbd_seg}, the mean shift, ORT's intra-op threads (0: ORT's choice) and
      * whether each run also returns the object mask (for a refinement on the host), and any further options
-     * for ORT's CUDA provider (e.g. {@code prefer_nhwc = 1}; the ones this class sets itself are refused here).
+     * for ORT's CUDA provider (e.g. {@code prefer_nhwc = 1}; the ones this class sets itself are refused here),
+     * and whether the network's two branches run side by side ({@code concurrentBranches}: PointNet++ in a
+     * session of its own, on its own thread and CUDA stream, beside the CNN; the fusion, heads and pose in a
+     * third session after both; see {@link org.pvn3d.ort.pipeline.graph.BranchSplit}).
      */
     public record Config(Pvn3dPipeline.Provider provider, int device, Precision precision, boolean cudaGraph, int batch,
-            int objectClass, MeanShift meanShift, int threads, boolean downloadMask, Map<String, String> cudaOptions) {
+            int objectClass, MeanShift meanShift, int threads, boolean downloadMask, Map<String, String> cudaOptions,
+            boolean concurrentBranches) {
         /** The CUDA provider options {@link FrameToPose} sets from the other settings. */
         private static final Set<String> OWN_CUDA_OPTIONS = Set.of("device_id", "use_tf32", "enable_cuda_graph",
                 "has_user_compute_stream", "user_compute_stream");
@@ -128,52 +144,57 @@ public final class FrameToPose implements AutoCloseable {
 
         /** CUDA on {@code device}, strict, no CUDA graph, one frame, class 1, PVN3D's mean shift, no mask. */
         public static Config cuda(int device) {
-            return new Config(Pvn3dPipeline.Provider.CUDA, device, Precision.STRICT, false, 1, 1, MeanShift.PVN3D, 0, false, Map.of());
+            return new Config(Pvn3dPipeline.Provider.CUDA, device, Precision.STRICT, false, 1, 1, MeanShift.PVN3D, 0, false, Map.of(), false);
         }
 
         /** The CPU provider, strict, one frame, class 1, PVN3D's mean shift, no mask. */
         public static Config cpu() {
-            return new Config(Pvn3dPipeline.Provider.CPU, 0, Precision.STRICT, false, 1, 1, MeanShift.PVN3D, 0, false, Map.of());
+            return new Config(Pvn3dPipeline.Provider.CPU, 0, Precision.STRICT, false, 1, 1, MeanShift.PVN3D, 0, false, Map.of(), false);
         }
 
         /** The same on another CUDA device (on the CPU provider only 0). */
         public Config withDevice(int d) {
-            return new Config(provider, d, precision, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, cudaOptions);
+            return new Config(provider, d, precision, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, cudaOptions, concurrentBranches);
         }
 
         public Config withPrecision(Precision p) {
-            return new Config(provider, device, p, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, cudaOptions);
+            return new Config(provider, device, p, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, cudaOptions, concurrentBranches);
         }
 
         public Config withCudaGraph(boolean g) {
-            return new Config(provider, device, precision, g, batch, objectClass, meanShift, threads, downloadMask, cudaOptions);
+            return new Config(provider, device, precision, g, batch, objectClass, meanShift, threads, downloadMask, cudaOptions, concurrentBranches);
         }
 
         public Config withBatch(int b) {
-            return new Config(provider, device, precision, cudaGraph, b, objectClass, meanShift, threads, downloadMask, cudaOptions);
+            return new Config(provider, device, precision, cudaGraph, b, objectClass, meanShift, threads, downloadMask, cudaOptions, concurrentBranches);
         }
 
         public Config withThreads(int t) {
-            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, t, downloadMask, cudaOptions);
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, t, downloadMask, cudaOptions, concurrentBranches);
         }
 
         public Config withMeanShift(MeanShift m) {
-            return new Config(provider, device, precision, cudaGraph, batch, objectClass, m, threads, downloadMask, cudaOptions);
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, m, threads, downloadMask, cudaOptions, concurrentBranches);
         }
 
         public Config withMask(boolean m) {
-            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, m, cudaOptions);
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, m, cudaOptions, concurrentBranches);
         }
 
         /** The same with these extra CUDA provider options (replacing any given before). */
         public Config withCudaOptions(Map<String, String> options) {
-            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, options);
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, options, concurrentBranches);
         }
 
-        /** e.g. {@code cuda:0 strict B=1 cuda-graph prefer_nhwc=1}. */
+        /** The same with the network's two branches side by side or not. */
+        public Config withConcurrentBranches(boolean c) {
+            return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, cudaOptions, c);
+        }
+
+        /** e.g. {@code cuda:0 strict B=1 cuda-graph branches prefer_nhwc=1}. */
         public String describe() {
             return provider.label() + (provider == Pvn3dPipeline.Provider.CUDA ? ":" + device : "") + " " + precision.label()
-                    + " B=" + batch + (cudaGraph ? " cuda-graph" : "")
+                    + " B=" + batch + (cudaGraph ? " cuda-graph" : "") + (concurrentBranches ? " branches" : "")
                     + cudaOptions.entrySet().stream().map(e -> " " + e.getKey() + "=" + e.getValue()).collect(Collectors.joining());
         }
     }
@@ -202,18 +223,27 @@ public final class FrameToPose implements AutoCloseable {
     private static final java.util.concurrent.locks.ReentrantReadWriteLock CUDA_LIFECYCLE =
             new java.util.concurrent.locks.ReentrantReadWriteLock();
 
+    /** PVN3D's two branches ({@link Config#concurrentBranches()}): PointNet++ reads the cloud, the CNN the image and its pixel pick. */
+    static final Set<String> POINT_INPUTS = Set.of("cld_rgb_nrm");
+    static final Set<String> IMAGE_INPUTS = Set.of("rgb", "choose");
+
     private final Config config;
     /** The threads on which ORT has captured this session's CUDA graph (it keeps one per thread). */
     private final Set<Long> capturedOn = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Everything this object created, closed in the reverse order (bindings before buffers, sessions before streams). */
+    private final List<AutoCloseable> owned = new ArrayList<>();
     // set once by the constructor
-    private SessionOptions options;
-    private CustomOpDomain domain;
     private OrtSession session;
     private final List<String> inputs = new ArrayList<>();
     private final List<PvtFile.Entry> template = new ArrayList<>();
     private final int k;
     private final int n;
-    private final List<AutoCloseable> owned = new ArrayList<>();
+    // concurrent branches only: a session per branch (the join is session), the point branch on a thread of its own
+    private OrtSession pointSession;
+    private OrtSession imageSession;
+    private List<String> pointCuts;
+    private List<String> imageCuts;
+    private java.util.concurrent.ExecutorService worker;
     // CUDA only
     private CudaStream stream;
     private DeviceBuffer deviceIn;
@@ -224,6 +254,15 @@ public final class FrameToPose implements AutoCloseable {
     private long[] inOffsets;
     private long kpsOffset;
     private long[] outOffsets;
+    private long[] outSizes;
+    // CUDA and concurrent branches: the point branch's stream, the events that order the streams, the cuts' buffer
+    private CudaStream pointStream;
+    private CudaEvent inputsReady;
+    private CudaEvent pointsDone;
+    private DeviceBuffer cutBuffer;
+    private OrtIoBinding pointBinding;
+    private OrtIoBinding imageBinding;
+    private final Map<String, DeviceTensor> cutTensors = new LinkedHashMap<>();
 
     /**
      * A session for {@code network} (ONNX bytes of a PVN3D network, without a pose head) with the pose head
@@ -248,15 +287,13 @@ public final class FrameToPose implements AutoCloseable {
             CUDA_LIFECYCLE.writeLock().lock();
         }
         try {
-            this.session = open(model, template);
+            open(model, template);
             if (cuda && config.cudaGraph()) {
                 // the first run on a thread captures (CAPTURE_RUNS runs); afterwards every run there is a replay
                 run(Collections.nCopies(config.batch(), template));
             }
         } catch (RuntimeException e) {
-            if (session != null) {
-                closeQuietly(e, this::closeAll);
-            }
+            closeQuietly(e, this::closeAll);
             throw e;
         } finally {
             if (cuda) {
@@ -265,58 +302,195 @@ public final class FrameToPose implements AutoCloseable {
         }
     }
 
-    /** The session with the custom operators (and, on CUDA, its stream and bound buffers); sets options and domain. */
-    private OrtSession open(byte[] model, Pvn3dSample template) {
-        SessionOptions opts = new SessionOptions();
-        CustomOpDomain dom = null;
-        OrtSession s = null;
-        try {
-            if (config.threads() > 0) {
-                opts.setIntraOpNumThreads(config.threads());
-            }
-            dom = Pvn3dOps.register(opts);
-            if (config.provider() == Pvn3dPipeline.Provider.CUDA) {
-                CudaDevice.setCurrent(config.device());
-                stream = CudaStream.create();
-                owned.add(stream);
-                OrtCUDAProviderOptions cuda = new OrtCUDAProviderOptions(config.device())
-                        .setUseTf32(config.precision() != Precision.STRICT).setUserComputeStream(stream);
-                if (config.cudaGraph()) {
-                    cuda.add("enable_cuda_graph", "1");
-                }
-                config.cudaOptions().forEach(cuda::add);
-                opts.addExecutionProvider(cuda);
-            }
-            s = OrtEnvironment.getEnvironment().createSession(model, opts);
-            inputs.addAll(s.getInputNames());
-            inputs.remove(PoseHeadGraph.MODEL_KPS);
-            for (String name : inputs) {
-                PvtFile.Entry e = template.entry(name);
-                if (e.shape().length == 0 || e.shape()[0] != 1) {
-                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "template input " + name + " must hold one frame, shape [1,...], not "
-                            + java.util.Arrays.toString(e.shape()));
-                }
-                this.template.add(e);
-            }
-            if (config.provider() == Pvn3dPipeline.Provider.CUDA) {
-                bindDevice(s);
-            }
-        } catch (RuntimeException e) {
-            List<AutoCloseable> partial = new ArrayList<>(owned);
-            Collections.reverse(partial);
-            partial.add(s);
-            partial.add(dom);
-            partial.add(opts);
-            closeQuietly(e, partial.toArray(AutoCloseable[]::new));
-            owned.clear();
-            throw e;
+    /**
+     * The session(s) with the custom operators and, on CUDA, the streams and bound buffers: one session for
+     * the whole graph, or with {@link Config#concurrentBranches()} one per branch and one for the join.
+     */
+    private void open(byte[] model, Pvn3dSample template) {
+        boolean cuda = config.provider() == Pvn3dPipeline.Provider.CUDA;
+        if (cuda) {
+            CudaDevice.setCurrent(config.device());
+            stream = own(CudaStream.create());
         }
-        this.options = opts;
-        this.domain = dom;
-        return s;
+        if (!config.concurrentBranches()) {
+            session = newSession(model, stream);
+            frameInputs(session.getInputNames(), template);
+            if (cuda) {
+                allocateDevice();
+                bind(session, List.of(), true);
+            }
+            return;
+        }
+        BranchSplit split = BranchSplit.of(model, POINT_INPUTS, IMAGE_INPUTS);
+        worker = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "pvn3d-point-branch");
+            t.setDaemon(true);
+            return t;
+        });
+        if (cuda) {
+            pointStream = own(CudaStream.create());
+            inputsReady = own(CudaEvent.createUntimed());
+            pointsDone = own(CudaEvent.createUntimed());
+        }
+        pointSession = newSession(split.first().model(), pointStream);
+        imageSession = newSession(split.second().model(), stream);
+        pointCuts = split.first().cuts();
+        imageCuts = split.second().cuts();
+        List<String> frame = new ArrayList<>(split.first().inputs());
+        frame.addAll(split.second().inputs());
+        split.joinInputs().stream().filter(x -> !pointCuts.contains(x) && !imageCuts.contains(x)).forEach(frame::add);
+        frameInputs(frame, template);
+        Map<String, BranchSplit.TensorType> cuts = cuda ? cutsOnDevice() : cutsOnHost();
+        session = newSession(split.join(cuts).model(), stream);
+        if (cuda) {
+            long[] offsets = new long[cuts.size()];
+            long at = 0;
+            int i = 0;
+            for (BranchSplit.TensorType t : cuts.values()) {
+                offsets[i++] = at;
+                at = align(at + bytes(t));
+            }
+            cutBuffer = own(DeviceBuffer.allocate(config.device(), Math.max(at, ALIGN)));
+            i = 0;
+            for (Map.Entry<String, BranchSplit.TensorType> e : cuts.entrySet()) {
+                BranchSplit.TensorType t = e.getValue();
+                cutTensors.put(e.getKey(), own(view(cutBuffer, offsets[i++], bytes(t), OnnxTensorType.of(t.elementType()), t.shape())));
+            }
+            pointBinding.clearBoundOutputs();
+            imageBinding.clearBoundOutputs();
+            bind(pointSession, pointCuts, false);
+            bind(imageSession, imageCuts, false);
+            bind(session, List.of(), true);
+        }
     }
 
-    private void bindDevice(OrtSession session) {
+    /** A session for {@code model} on {@code cudaStream} (CUDA) or the CPU; it, its options and its domain are owned. */
+    private OrtSession newSession(byte[] model, CudaStream cudaStream) {
+        SessionOptions opts = own(new SessionOptions());
+        if (config.threads() > 0) {
+            opts.setIntraOpNumThreads(config.threads());
+        }
+        own(Pvn3dOps.register(opts));
+        if (config.provider() == Pvn3dPipeline.Provider.CUDA) {
+            OrtCUDAProviderOptions cuda = new OrtCUDAProviderOptions(config.device())
+                    .setUseTf32(config.precision() != Precision.STRICT).setUserComputeStream(cudaStream);
+            if (config.cudaGraph()) {
+                cuda.add("enable_cuda_graph", "1");
+            }
+            config.cudaOptions().forEach(cuda::add);
+            opts.addExecutionProvider(cuda);
+        }
+        return own(OrtEnvironment.getEnvironment().createSession(model, opts));
+    }
+
+    /** The frame's inputs: {@code names} without the model keypoints and repeats, each checked against the template. */
+    private void frameInputs(List<String> names, Pvn3dSample template) {
+        for (String name : names) {
+            if (name.equals(PoseHeadGraph.MODEL_KPS) || inputs.contains(name)) {
+                continue;
+            }
+            PvtFile.Entry e = template.entry(name);
+            if (e.shape().length == 0 || e.shape()[0] != 1) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "template input " + name + " must hold one frame, shape [1,...], not "
+                        + java.util.Arrays.toString(e.shape()));
+            }
+            inputs.add(name);
+            this.template.add(e);
+        }
+    }
+
+    /**
+     * Runs both branches once on the template (a batch of it), on the host, and returns what each cut came
+     * out as: the join's inputs are declared with these.
+     */
+    private Map<String, BranchSplit.TensorType> cutsOnHost() {
+        Map<String, BranchSplit.TensorType> cuts = new LinkedHashMap<>();
+        List<byte[]> data = new ArrayList<>();
+        for (int i = 0; i < inputs.size(); i++) {
+            for (int f = 0; f < config.batch(); f++) {
+                data.add(template.get(i).data());
+            }
+        }
+        Map<String, OnnxTensor> feeds = feeds(data, null);
+        try {
+            for (OrtSession s : List.of(pointSession, imageSession)) {
+                List<String> names = s == pointSession ? pointCuts : imageCuts;
+                try (org.pvn3d.ort.Result r = s.run(only(feeds, s.getInputNames()), Set.copyOf(names))) {
+                    for (String name : names) {
+                        OnnxTensor t = r.tensor(name);
+                        cuts.put(name, new BranchSplit.TensorType(t.getType().value(), t.getShape()));
+                    }
+                }
+            }
+        } finally {
+            feeds.values().forEach(OnnxTensor::close);
+        }
+        return cuts;
+    }
+
+    /**
+     * The same on the device: the template batch uploaded into the bound inputs, the cuts bound to device
+     * memory ORT allocates for this one run (the runs that follow write into this object's own buffer).
+     */
+    private Map<String, BranchSplit.TensorType> cutsOnDevice() {
+        allocateDevice();
+        MemorySegment in = hostIn.segment();
+        for (int i = 0; i < inputs.size(); i++) {
+            byte[] bytes = template.get(i).data();
+            for (int f = 0; f < config.batch(); f++) {
+                MemorySegment.copy(bytes, 0, in, JAVA_BYTE, inOffsets[i] + (long) f * bytes.length, bytes.length);
+            }
+        }
+        deviceIn.copyFromHostAsync(in, 0, stream);
+        stream.synchronize();
+        pointBinding = own(pointSession.createIoBinding());
+        imageBinding = own(imageSession.createIoBinding());
+        Map<String, BranchSplit.TensorType> cuts = new LinkedHashMap<>();
+        // outside any CUDA graph ("-1"): ORT neither captures this run nor counts it towards a capture, and
+        // outputs ORT allocates are allowed
+        try (OrtMemoryInfo device = OrtMemoryInfo.cuda(config.device());
+                RunOptions once = new RunOptions().addRunConfigEntry(RunOptions.GPU_GRAPH_ID, "-1")) {
+            for (OrtSession s : List.of(pointSession, imageSession)) {
+                OrtIoBinding b = s == pointSession ? pointBinding : imageBinding;
+                List<String> names = s == pointSession ? pointCuts : imageCuts;
+                bindInputs(s, b);
+                for (String name : names) {
+                    b.bindOutput(name, device);
+                }
+                s.run(b, once);
+                try (org.pvn3d.ort.Result r = b.getOutputs()) {
+                    for (String name : names) {
+                        DeviceTensor t = r.deviceTensor(name);
+                        cuts.put(name, new BranchSplit.TensorType(t.getType().value(), t.getShape()));
+                    }
+                }
+            }
+        }
+        return cuts;
+    }
+
+    private static Map<String, OnnxTensor> only(Map<String, OnnxTensor> feeds, List<String> names) {
+        Map<String, OnnxTensor> out = new LinkedHashMap<>();
+        for (String name : names) {
+            OnnxTensor t = feeds.get(name);
+            if (t == null) {
+                throw new IllegalStateException("no feed for input " + name);
+            }
+            out.put(name, t);
+        }
+        return out;
+    }
+
+    private static long bytes(BranchSplit.TensorType t) {
+        long n = OnnxTensorType.of(t.elementType()).byteSize();
+        for (long d : t.shape()) {
+            n = Math.multiplyExact(n, d);
+        }
+        return n;
+    }
+
+    /** The device buffers of a batch: every frame input and the model keypoints in one, the bound outputs in another. */
+    private void allocateDevice() {
         int b = config.batch();
         inOffsets = new long[inputs.size()];
         long at = 0;
@@ -331,30 +505,58 @@ public final class FrameToPose implements AutoCloseable {
             b * (long) n};
         int outs = config.downloadMask() ? 5 : 4;
         outOffsets = new long[outs];
+        outSizes = java.util.Arrays.copyOf(outBytes, outs);
         at = 0;
         for (int i = 0; i < outs; i++) {
             outOffsets[i] = at;
             at = align(at + outBytes[i]);
         }
-        long outTotal = at;
         deviceIn = own(DeviceBuffer.allocate(config.device(), inBytes));
-        deviceOut = own(DeviceBuffer.allocate(config.device(), outTotal));
+        deviceOut = own(DeviceBuffer.allocate(config.device(), at));
         hostIn = own(PinnedBuffer.allocate(inBytes));
-        hostOut = own(PinnedBuffer.allocate(outTotal));
-        binding = own(session.createIoBinding());
-        for (int i = 0; i < inputs.size(); i++) {
-            PvtFile.Entry e = template.get(i);
-            long[] shape = e.shape().clone();
-            shape[0] = b;
-            binding.bindInput(inputs.get(i), own(view(deviceIn, inOffsets[i], b * (long) e.data().length, e.type(), shape)));
+        hostOut = own(PinnedBuffer.allocate(at));
+    }
+
+    /** Binds {@code s}'s inputs: frame inputs and model keypoints into the input buffer, cuts to their tensors. */
+    private void bindInputs(OrtSession s, OrtIoBinding b) {
+        int batch = config.batch();
+        for (String name : s.getInputNames()) {
+            int i = inputs.indexOf(name);
+            if (name.equals(PoseHeadGraph.MODEL_KPS)) {
+                b.bindInput(name, own(view(deviceIn, kpsOffset, 3L * k * Float.BYTES, OnnxTensorType.FLOAT, k, 3)));
+            } else if (i >= 0) {
+                PvtFile.Entry e = template.get(i);
+                long[] shape = e.shape().clone();
+                shape[0] = batch;
+                b.bindInput(name, own(view(deviceIn, inOffsets[i], batch * (long) e.data().length, e.type(), shape)));
+            } else if (cutTensors.containsKey(name)) {
+                b.bindInput(name, cutTensors.get(name));
+            } else {
+                throw new IllegalStateException("input " + name + " is neither a frame input nor a cut");
+            }
         }
-        binding.bindInput(PoseHeadGraph.MODEL_KPS, own(view(deviceIn, kpsOffset, 3L * k * Float.BYTES, OnnxTensorType.FLOAT, k, 3)));
-        binding.bindOutput(PoseHeadGraph.R, own(view(deviceOut, outOffsets[0], outBytes[0], OnnxTensorType.FLOAT, b, 3, 3)));
-        binding.bindOutput(PoseHeadGraph.T, own(view(deviceOut, outOffsets[1], outBytes[1], OnnxTensorType.FLOAT, b, 3)));
-        binding.bindOutput(PoseHeadGraph.KPS, own(view(deviceOut, outOffsets[2], outBytes[2], OnnxTensorType.FLOAT, b, k, 3)));
-        binding.bindOutput(PoseHeadGraph.INLIERS, own(view(deviceOut, outOffsets[3], outBytes[3], OnnxTensorType.INT64, b)));
-        if (config.downloadMask()) {
-            binding.bindOutput(PoseHeadGraph.MASK, own(view(deviceOut, outOffsets[4], outBytes[4], OnnxTensorType.BOOL, b, n)));
+    }
+
+    /** Binds {@code s}: its inputs, its {@code cuts} outputs and, for the session that ends in the pose, the pose outputs. */
+    private void bind(OrtSession s, List<String> cuts, boolean pose) {
+        OrtIoBinding b = s == pointSession ? pointBinding : s == imageSession ? imageBinding : null;
+        if (b == null) {
+            b = own(s.createIoBinding());
+            binding = b;
+        }
+        bindInputs(s, b);
+        for (String name : cuts) {
+            b.bindOutput(name, cutTensors.get(name));
+        }
+        if (pose) {
+            int batch = config.batch();
+            b.bindOutput(PoseHeadGraph.R, own(view(deviceOut, outOffsets[0], outSizes[0], OnnxTensorType.FLOAT, batch, 3, 3)));
+            b.bindOutput(PoseHeadGraph.T, own(view(deviceOut, outOffsets[1], outSizes[1], OnnxTensorType.FLOAT, batch, 3)));
+            b.bindOutput(PoseHeadGraph.KPS, own(view(deviceOut, outOffsets[2], outSizes[2], OnnxTensorType.FLOAT, batch, k, 3)));
+            b.bindOutput(PoseHeadGraph.INLIERS, own(view(deviceOut, outOffsets[3], outSizes[3], OnnxTensorType.INT64, batch)));
+            if (config.downloadMask()) {
+                b.bindOutput(PoseHeadGraph.MASK, own(view(deviceOut, outOffsets[4], outSizes[4], OnnxTensorType.BOOL, batch, n)));
+            }
         }
     }
 
@@ -461,7 +663,7 @@ public final class FrameToPose implements AutoCloseable {
             try {
                 List<FramePose> out = null;
                 for (int i = 0; i < CAPTURE_RUNS; i++) {
-                    out = runOnDevice(data, modelKps);
+                    out = runOnDevice(data, modelKps, true);
                 }
                 capturedOn.add(Thread.currentThread().threadId());
                 return out;
@@ -471,7 +673,7 @@ public final class FrameToPose implements AutoCloseable {
         }
         CUDA_LIFECYCLE.readLock().lock();
         try {
-            return runOnDevice(data, modelKps);
+            return runOnDevice(data, modelKps, false);
         } finally {
             CUDA_LIFECYCLE.readLock().unlock();
         }
@@ -482,7 +684,7 @@ public final class FrameToPose implements AutoCloseable {
         return run(List.of(frame)).get(0);
     }
 
-    private List<FramePose> runOnDevice(List<byte[]> data, float[] modelKps) {
+    private List<FramePose> runOnDevice(List<byte[]> data, float[] modelKps, boolean alone) {
         int b = config.batch();
         MemorySegment in = hostIn.segment();
         int d = 0;
@@ -497,7 +699,30 @@ public final class FrameToPose implements AutoCloseable {
         MemorySegment.copy(modelKps, 0, in, JAVA_FLOAT, kpsOffset, modelKps.length);
         // the copy, the graph and the copy back are queued on the session's own stream, in that order
         deviceIn.copyFromHostAsync(in, 0, stream);
-        session.run(binding);
+        if (pointSession == null) {
+            session.run(binding);
+        } else {
+            // the point branch on its own stream after the upload, the image branch meanwhile on this one, the
+            // join on this one after both; the host waits for the point thread too, as ORT may end a run
+            // before its stream is done (a graph replay) or after (a normal run synchronises)
+            inputsReady.record(stream);
+            java.util.concurrent.Future<Object> points = worker.submit(() -> {
+                CudaDevice.setCurrent(config.device());
+                pointStream.waitFor(inputsReady);
+                pointSession.run(pointBinding);
+                pointsDone.record(pointStream);
+                return null;
+            });
+            if (alone) {
+                await(points); // a capture must have the device to itself
+            }
+            bothBranches(points, () -> {
+                imageSession.run(imageBinding);
+                return null;
+            });
+            stream.waitFor(pointsDone);
+            session.run(binding);
+        }
         deviceOut.copyToHostAsync(hostOut.segment(), 0, stream);
         stream.synchronize();
         MemorySegment out = hostOut.segment();
@@ -520,7 +745,54 @@ public final class FrameToPose implements AutoCloseable {
         return poses;
     }
 
-    private List<FramePose> runOnHost(List<byte[]> data, float[] modelKps) {
+    /** Runs {@code image} here while {@code points} runs on the point thread; the first failure of either is thrown once both are done. */
+    private static <T> T bothBranches(java.util.concurrent.Future<?> points, java.util.function.Supplier<T> image) {
+        T result = null;
+        RuntimeException failure = null;
+        try {
+            result = image.get();
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        try {
+            await(points);
+        } catch (RuntimeException e) {
+            if (failure == null) {
+                failure = e;
+            } else {
+                failure.addSuppressed(e);
+            }
+        }
+        if (failure != null) {
+            if (result instanceof AutoCloseable c) {
+                closeQuietly(failure, c);
+            }
+            throw failure;
+        }
+        return result;
+    }
+
+    /** The task's result; its exception as it was thrown (an OrtException stays one). */
+    private static <T> T await(java.util.concurrent.Future<T> task) {
+        try {
+            return task.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            task.cancel(false);
+            throw new IllegalStateException("interrupted while the point branch ran", e);
+        }
+    }
+
+    /** Host tensors of a batch: every frame input stacked, and the model keypoints unless null. */
+    private Map<String, OnnxTensor> feeds(List<byte[]> data, float[] modelKps) {
         int b = config.batch();
         Map<String, OnnxTensor> feeds = new LinkedHashMap<>();
         try {
@@ -536,10 +808,38 @@ public final class FrameToPose implements AutoCloseable {
                 shape[0] = b;
                 feeds.put(inputs.get(i), new PvtFile.Entry(inputs.get(i), t.type(), shape, stacked).toTensor());
             }
-            feeds.put(PoseHeadGraph.MODEL_KPS, OnnxTensor.createTensor(modelKps, k, 3));
+            if (modelKps != null) {
+                feeds.put(PoseHeadGraph.MODEL_KPS, OnnxTensor.createTensor(modelKps, k, 3));
+            }
+            return feeds;
+        } catch (RuntimeException e) {
+            feeds.values().forEach(OnnxTensor::close);
+            throw e;
+        }
+    }
+
+    private List<FramePose> runOnHost(List<byte[]> data, float[] modelKps) {
+        int b = config.batch();
+        Map<String, OnnxTensor> feeds = feeds(data, modelKps);
+        org.pvn3d.ort.Result pointCut = null;
+        org.pvn3d.ort.Result imageCut = null;
+        try {
             Set<String> wanted = config.downloadMask() ? Set.copyOf(PoseHeadGraph.OUTPUTS)
                     : Set.of(PoseHeadGraph.R, PoseHeadGraph.T, PoseHeadGraph.KPS, PoseHeadGraph.INLIERS);
-            try (org.pvn3d.ort.Result r = session.run(feeds, wanted)) {
+            Map<String, OnnxTensorLike> joinFeeds = new LinkedHashMap<>(feeds);
+            if (pointSession != null) {
+                java.util.concurrent.Future<org.pvn3d.ort.Result> points = worker.submit(
+                        () -> pointSession.run(only(feeds, pointSession.getInputNames()), Set.copyOf(pointCuts)));
+                imageCut = bothBranches(points, () -> imageSession.run(only(feeds, imageSession.getInputNames()), Set.copyOf(imageCuts)));
+                pointCut = await(points);
+                joinFeeds.clear();
+                for (String name : session.getInputNames()) {
+                    OnnxTensorLike t = feeds.containsKey(name) ? feeds.get(name)
+                            : pointCuts.contains(name) ? pointCut.tensor(name) : imageCut.tensor(name);
+                    joinFeeds.put(name, t);
+                }
+            }
+            try (org.pvn3d.ort.Result r = session.run(joinFeeds, wanted)) {
                 float[] rr = r.tensor(PoseHeadGraph.R).getFloatArray();
                 float[] tt = r.tensor(PoseHeadGraph.T).getFloatArray();
                 float[] kk = r.tensor(PoseHeadGraph.KPS).getFloatArray();
@@ -554,6 +854,12 @@ public final class FrameToPose implements AutoCloseable {
                 return poses;
             }
         } finally {
+            if (pointCut != null) {
+                pointCut.close();
+            }
+            if (imageCut != null) {
+                imageCut.close();
+            }
             feeds.values().forEach(OnnxTensor::close);
         }
     }
@@ -591,21 +897,22 @@ public final class FrameToPose implements AutoCloseable {
 
     private void closeAll() {
         RuntimeException failure = null;
-        // bindings and tensors before the buffers they point into, the session before the stream it computes on
+        if (worker != null) {
+            worker.shutdown(); // a point run in flight ends before its session closes
+            try {
+                if (!worker.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES)) {
+                    failure = new IllegalStateException("the point branch's thread did not stop");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                failure = new IllegalStateException("interrupted while the point branch's thread stopped", e);
+            }
+        }
+        // in the reverse order of creation: bindings and tensors before the buffers they point into, sessions
+        // before their options, domains and the streams they compute on
         List<AutoCloseable> order = new ArrayList<>(owned);
         Collections.reverse(order);
-        order.remove(stream);
-        List<AutoCloseable> all = new ArrayList<>(order);
-        all.add(session);
-        all.add(domain);
-        all.add(options);
-        if (stream != null) {
-            all.add(stream);
-        }
-        for (AutoCloseable c : all) {
-            if (c == null) {
-                continue;
-            }
+        for (AutoCloseable c : order) {
             try {
                 c.close();
             } catch (Exception e) {
@@ -616,6 +923,7 @@ public final class FrameToPose implements AutoCloseable {
                 }
             }
         }
+        owned.clear();
         if (failure != null) {
             throw failure;
         }

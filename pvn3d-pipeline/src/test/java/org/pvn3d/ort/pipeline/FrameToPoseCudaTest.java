@@ -97,6 +97,36 @@ class FrameToPoseCudaTest {
     }
 
     @Test
+    void concurrentBranchesOnTwoStreamsGiveTheCpuPoses() {
+        // PointNet++ on its own thread and stream beside the CNN, the join after both: with and without CUDA
+        // graphs, B1 and B8, every run gives the CPU graph's pose (frames alternate, so a join that read a
+        // branch's cut before the branch wrote it would show as the other frame's pose)
+        List<Pvn3dSample> frames = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            frames.add(i % 2 == 0 ? sample : moved);
+        }
+        for (boolean graph : new boolean[] {false, true}) {
+            for (int batch : new int[] {1, 8}) {
+                FrameToPose.Config c = FrameToPose.Config.cuda(0).withBatch(batch).withCudaGraph(graph).withConcurrentBranches(true);
+                try (FrameToPose g = cuda(batch == 1 ? c.withMask(true) : c)) {
+                    for (int rep = 0; rep < 8; rep++) {
+                        List<Pvn3dSample> in = batch == 1 ? List.of(frames.get(rep % 2)) : frames;
+                        List<FrameToPose.FramePose> poses = g.run(in);
+                        for (int i = 0; i < batch; i++) {
+                            boolean first = (batch == 1 ? rep : i) % 2 == 0;
+                            assertSamePose(first ? cpuPose : cpuMoved, poses.get(i), 1e-5,
+                                    "branches, graph " + graph + ", B" + batch + ", run " + rep + ", frame " + i);
+                        }
+                        if (batch == 1) {
+                            assertArrayEquals((rep % 2 == 0 ? cpuPose : cpuMoved).mask(), poses.get(0).mask(), "mask, run " + rep);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
     void twoInFlightOnTheirOwnStreams() throws Exception {
         List<FrameToPose> runners = Collections.synchronizedList(new ArrayList<>());
         ExecutorService pool = Executors.newFixedThreadPool(2);

@@ -83,6 +83,36 @@ class FrameToPoseTest {
     }
 
     @Test
+    void concurrentBranchesGiveTheSinglePosesAndMasks() {
+        // three sessions (PointNet++ on its own thread, the CNN beside it, the join after both) compute
+        // what the one graph computes: same masks and inliers, poses equal to float rounding
+        FrameToPose.FramePose one = cpu.run(sample);
+        Pvn3dSample moved = shifted(sample, 0.05f);
+        FrameToPose.FramePose oneMoved = cpu.run(moved);
+        FrameToPose.Config c = FrameToPose.Config.cpu().withMask(true).withBatch(2).withConcurrentBranches(true);
+        assertTrue(c.describe().contains(" branches"), c.describe());
+        try (FrameToPose branched = new FrameToPose(Pvn3dPipeline.tinyModelBytes(), c, sample)) {
+            for (int round = 0; round < 2; round++) {
+                List<FrameToPose.FramePose> got = branched.run(List.of(sample, moved));
+                FrameToPose.FramePose[] want = {one, oneMoved};
+                for (int f = 0; f < 2; f++) {
+                    assertArrayEquals(want[f].mask(), got.get(f).mask(), "mask of frame " + f);
+                    assertEquals(want[f].inliers(), got.get(f).inliers(), "inliers of frame " + f);
+                    assertClose(want[f].kps(), got.get(f).kps(), 1e-5, "keypoints of frame " + f);
+                    assertClose(toFloats(want[f].pose().r()), toFloats(got.get(f).pose().r()), 1e-5, "R of frame " + f);
+                    assertClose(toFloats(want[f].pose().t()), toFloats(got.get(f).pose().t()), 1e-6, "t of frame " + f);
+                }
+            }
+            // a bad frame fails cleanly in the branches too, and the object stays usable
+            long[] choose = sample.entry("choose").longs();
+            choose[3] = -1;
+            Pvn3dSample bad = sample.with("choose", OnnxTensorType.INT64, sample.entry("choose").shape(), choose);
+            assertThrows(IllegalArgumentException.class, () -> branched.run(List.of(bad, sample)));
+            assertEquals(one.inliers(), branched.run(List.of(sample, moved)).get(0).inliers(), "still usable");
+        }
+    }
+
+    @Test
     void badInputFailsCleanlyAndTheObjectStaysUsable() {
         Pvn3dSample nanKps = sample.with("model_kps", sample.entry("model_kps").type(), sample.entry("model_kps").shape(),
                 nanFirst(sample.modelKps()));

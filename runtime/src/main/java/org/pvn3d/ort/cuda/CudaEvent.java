@@ -9,7 +9,10 @@ import org.pvn3d.ort.NativeObject;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
 
-/** A CUDA event with timing ({@code cudaEventCreate}), e.g. to time work queued on a stream. */
+/**
+ * A CUDA event: with timing ({@link #create()}), e.g. to time work queued on a stream, or without
+ * ({@link #createUntimed()}), to order work across streams ({@link CudaStream#waitFor}).
+ */
 public final class CudaEvent extends NativeObject {
     private CudaEvent(MemorySegment event) {
         super("cudaEvent", event);
@@ -19,6 +22,17 @@ public final class CudaEvent extends NativeObject {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             DeviceApi.check((int) DeviceApi.functions().EVENT_CREATE.invokeExact(out));
+            return new CudaEvent(out.get(ADDRESS, 0));
+        } catch (Throwable t) {
+            throw DeviceApi.rethrow(t);
+        }
+    }
+
+    /** An event without timing ({@code cudaEventDisableTiming}): only for ordering streams, cheaper to record. */
+    public static CudaEvent createUntimed() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            DeviceApi.check((int) DeviceApi.functions().EVENT_CREATE_UNTIMED.invokeExact(out));
             return new CudaEvent(out.get(ADDRESS, 0));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);

@@ -39,6 +39,18 @@ public final class CudaStream extends NativeObject {
     }
 
     /**
+     * Makes the work queued on this stream from now on wait, on the device, until {@code event}'s last
+     * record completes ({@code cudaStreamWaitEvent}); the host does not wait.
+     */
+    public void waitFor(CudaEvent event) {
+        try (Lease s = Handles.acquire(this); Lease e = Handles.acquire(event)) {
+            DeviceApi.check((int) DeviceApi.functions().STREAM_WAIT_EVENT.invokeExact(s.handle(), e.handle()), "cudaStreamWaitEvent");
+        } catch (Throwable t) {
+            throw DeviceApi.rethrow(t);
+        }
+    }
+
+    /**
      * The {@code cudaStream_t} as a number, for CUDA code outside this library that launches on this
      * stream; valid until the stream is closed. Throws once closed.
      */

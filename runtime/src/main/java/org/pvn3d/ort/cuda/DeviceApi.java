@@ -52,6 +52,8 @@ final class DeviceApi {
     private static final int D2D = 3;
     private static final int STREAM_NON_BLOCKING = 0x01;
     private static final int HOST_ALLOC_MAPPED = 0x02;
+    /** cudaEventDisableTiming: an event for ordering only, cheaper to record and wait on. */
+    private static final int EVENT_DISABLE_TIMING = 0x02;
     // cudaDeviceAttr values.
     static final int ATTR_MULTIPROCESSOR_COUNT = 16;
     static final int ATTR_COMPUTE_CAPABILITY_MAJOR = 75;
@@ -85,7 +87,9 @@ final class DeviceApi {
         final MethodHandle STREAM_CREATE; // (cudaStream_t*) non-blocking
         final MethodHandle STREAM_DESTROY; // (stream)
         final MethodHandle STREAM_SYNCHRONIZE; // (stream)
+        final MethodHandle STREAM_WAIT_EVENT; // (stream, event): flags 0
         final MethodHandle EVENT_CREATE; // (cudaEvent_t*)
+        final MethodHandle EVENT_CREATE_UNTIMED; // (cudaEvent_t*): cudaEventDisableTiming
         final MethodHandle EVENT_DESTROY;
         final MethodHandle EVENT_RECORD; // (event, stream)
         final MethodHandle EVENT_SYNCHRONIZE;
@@ -120,7 +124,11 @@ final class DeviceApi {
                     b.status("cudaStreamCreateWithFlags", ADDRESS, JAVA_INT), 1, STREAM_NON_BLOCKING);
             STREAM_DESTROY = b.status("cudaStreamDestroy", ADDRESS);
             STREAM_SYNCHRONIZE = b.status("cudaStreamSynchronize", ADDRESS);
+            STREAM_WAIT_EVENT = MethodHandles.insertArguments(
+                    b.status("cudaStreamWaitEvent", ADDRESS, ADDRESS, JAVA_INT), 2, 0);
             EVENT_CREATE = b.status("cudaEventCreate", ADDRESS);
+            EVENT_CREATE_UNTIMED = MethodHandles.insertArguments(
+                    b.status("cudaEventCreateWithFlags", ADDRESS, JAVA_INT), 1, EVENT_DISABLE_TIMING);
             EVENT_DESTROY = b.status("cudaEventDestroy", ADDRESS);
             EVENT_RECORD = b.status("cudaEventRecord", ADDRESS, ADDRESS);
             EVENT_SYNCHRONIZE = b.status("cudaEventSynchronize", ADDRESS);
