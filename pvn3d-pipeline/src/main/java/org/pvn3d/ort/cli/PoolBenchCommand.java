@@ -100,6 +100,10 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
     @Option(names = "--cuda-graph", description = "With --precision on CUDA: ORT's CUDA graphs (captured as each session opens).")
     boolean cudaGraph;
 
+    @Option(names = "--branches", description = "With --precision: each session runs PVN3D's two branches side by side "
+            + "(PointNet++ on its own thread and stream beside the CNN; frame-to-pose --branches).")
+    boolean branches;
+
     @Option(names = "--json", paramLabel = "FILE|-", description = "The figures as JSON to FILE ('-': standard output).")
     String json;
 
@@ -119,13 +123,14 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
     }
 
     /** One measurement: a pool of {@code sessions} per device, {@code frames} frames. */
-    record Run(String mode, boolean cudaGraph, int sessionsPerDevice, int sessions, int threads, int inflight, int frames, int failed,
+    record Run(String mode, boolean cudaGraph, boolean branches, int sessionsPerDevice, int sessions, int threads, int inflight, int frames, int failed,
             double wallS, double framesPerS, double p50, double p99, double mean, double max, double serviceP50, double serviceP99,
             Map<String, Long> perSession) {
         Map<String, Object> json() {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("mode", mode);
             m.put("cuda_graph", cudaGraph);
+            m.put("branches", branches);
             m.put("sessions_per_device", sessionsPerDevice);
             m.put("sessions", sessions);
             m.put("threads_per_session", threads);
@@ -180,8 +185,8 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         }
         List<Precision> modes = modes();
         if (modes.isEmpty()) {
-            if (cudaGraph || fp16Model != null) {
-                throw CommonOptions.usage(spec, "--cuda-graph and --fp16-model go with --precision (the one-graph sessions)");
+            if (cudaGraph || branches || fp16Model != null) {
+                throw CommonOptions.usage(spec, "--cuda-graph, --branches and --fp16-model go with --precision (the one-graph sessions)");
             }
             return;
         }
@@ -246,7 +251,8 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
                 runs.add(r);
                 out.printf(Locale.ROOT, "%8d %7d %8d %6d %8.2f %9.2f %8.2f %8.2f %12.2f %12.2f %6d  %s%n", r.sessions(), r.threads(),
                         r.inflight(), r.frames(), r.wallS(), r.framesPerS(), r.p50(), r.p99(), r.serviceP50(), r.serviceP99(), r.failed(),
-                        mode == null ? "the staged pipeline" : "one graph, " + mode.label() + (cudaGraph ? ", CUDA graph" : ""));
+                        mode == null ? "the staged pipeline" : "one graph, " + mode.label() + (cudaGraph ? ", CUDA graph" : "")
+                                + (branches ? ", branches" : ""));
                 out.flush();
             }
         }
@@ -312,7 +318,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         }
         if (mode != null) {
             FrameToPose.Config c = (cuda ? FrameToPose.Config.cuda(devices[0]) : FrameToPose.Config.cpu()).withPrecision(mode)
-                    .withCudaGraph(cudaGraph);
+                    .withCudaGraph(cudaGraph).withConcurrentBranches(branches);
             b.sessionFactory(FrameToPoseSession.factory(bytes, c, samples.get(0), pipeline.refinement()));
         }
         double[] latency = new double[frames];
@@ -354,7 +360,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             double[] l = Arrays.stream(latency).filter(Double::isFinite).sorted().toArray();
             double[] sv = Arrays.stream(service).filter(Double::isFinite).sorted().toArray();
             int ok = frames - failed.get();
-            return new Run(mode == null ? "pipeline" : mode.label(), mode != null && cudaGraph, sessionsPerDevice, sessions, threads,
+            return new Run(mode == null ? "pipeline" : mode.label(), mode != null && cudaGraph, mode != null && branches, sessionsPerDevice, sessions, threads,
                     inFlight, frames, failed.get(), wall, ok / wall, percentile(l, 0.5),
                     percentile(l, 0.99), Arrays.stream(l).average().orElse(Double.NaN), l.length == 0 ? Double.NaN : l[l.length - 1],
                     percentile(sv, 0.5), percentile(sv, 0.99), per);

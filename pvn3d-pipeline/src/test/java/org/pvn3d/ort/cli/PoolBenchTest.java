@@ -43,6 +43,15 @@ class PoolBenchTest {
         assertTrue(j.contains("\"mode\": \"strict\"") && j.contains("\"cuda_graph\": false") && j.contains("\"frames_per_s\""), j);
         MainTest.Output staged = MainTest.run("pool-bench", "--frames", "1", "--sessions", "1", "--warmup", "0", "--threads", "1");
         assertTrue(staged.out().contains("the staged pipeline"), staged.out());
+        Path branched = dir.resolve("branches.json");
+        MainTest.Output b = MainTest.run("pool-bench", "--frames", "3", "--sessions", "1", "--warmup", "1", "--threads", "1",
+                "--precision", "strict", "--branches", "--json", branched.toString());
+        assertEquals(0, b.code(), b.out() + b.err());
+        assertTrue(b.out().contains(" 0  one graph, strict, branches"), b.out());
+        assertTrue(Files.readString(branched).contains("\"branches\": true"), Files.readString(branched));
+        MainTest.Output lone = MainTest.run("pool-bench", "--branches");
+        assertEquals(2, lone.code(), lone.out() + lone.err());
+        assertTrue(lone.err().contains("--cuda-graph, --branches and --fp16-model go with --precision"), lone.err());
     }
 
     @Test
@@ -53,7 +62,7 @@ class PoolBenchTest {
             {"--precision", "fp16", "--ep", "cuda"}};
         String[] why = {
             "--precision tf32/fp16 and --cuda-graph need --ep cuda", "--precision tf32/fp16 and --cuda-graph need --ep cuda",
-            "--precision tf32/fp16 and --cuda-graph need --ep cuda", "--cuda-graph and --fp16-model go with --precision",
+            "--precision tf32/fp16 and --cuda-graph need --ep cuda", "--cuda-graph, --branches and --fp16-model go with --precision",
             "--precision: precision must be strict, tf32 or fp16, not 'half'", "with --precision the pose head runs inside the graph",
             "--precision fp16 needs --fp16-model"};
         for (int i = 0; i < cases.length; i++) {
