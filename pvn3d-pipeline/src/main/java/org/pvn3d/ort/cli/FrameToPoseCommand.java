@@ -150,20 +150,20 @@ final class FrameToPoseCommand implements Callable<Integer> {
     }
 
     private List<Boolean> graphs() {
-        return switch (cudaGraph.toLowerCase(Locale.ROOT)) {
-            case "off" -> List.of(false);
-            case "on" -> List.of(true);
-            case "both" -> List.of(false, true);
-            default -> throw CommonOptions.usage(spec, "--cuda-graph takes off, on or both, not " + cudaGraph);
-        };
+        return offOnBoth("--cuda-graph", cudaGraph);
     }
 
     private List<Boolean> branchModes() {
-        return switch (branches.toLowerCase(Locale.ROOT)) {
+        return offOnBoth("--branches", branches);
+    }
+
+    /** off, on or both of a switch measured either way. */
+    private List<Boolean> offOnBoth(String option, String value) {
+        return switch (value.toLowerCase(Locale.ROOT)) {
             case "off" -> List.of(false);
             case "on" -> List.of(true);
             case "both" -> List.of(false, true);
-            default -> throw CommonOptions.usage(spec, "--branches takes off, on or both, not " + branches);
+            default -> throw CommonOptions.usage(spec, option + " takes off, on or both, not " + value);
         };
     }
 

@@ -19,20 +19,19 @@ public final class CudaEvent extends NativeObject {
     }
 
     public static CudaEvent create() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ADDRESS);
-            DeviceApi.check((int) DeviceApi.functions().EVENT_CREATE.invokeExact(out));
-            return new CudaEvent(out.get(ADDRESS, 0));
-        } catch (Throwable t) {
-            throw DeviceApi.rethrow(t);
-        }
+        return create(DeviceApi.functions().EVENT_CREATE);
     }
 
     /** An event without timing ({@code cudaEventDisableTiming}): only for ordering streams, cheaper to record. */
     public static CudaEvent createUntimed() {
+        return create(DeviceApi.functions().EVENT_CREATE_UNTIMED);
+    }
+
+    /** An event from {@code creator}, a {@code (cudaEvent_t*) -> cudaError_t} handle. */
+    private static CudaEvent create(java.lang.invoke.MethodHandle creator) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            DeviceApi.check((int) DeviceApi.functions().EVENT_CREATE_UNTIMED.invokeExact(out));
+            DeviceApi.check((int) creator.invokeExact(out));
             return new CudaEvent(out.get(ADDRESS, 0));
         } catch (Throwable t) {
             throw DeviceApi.rethrow(t);
