@@ -106,6 +106,64 @@ class BranchSplitTest {
     }
 
     @Test
+    void aSmallGraphSplitsAsWritten() {
+        // a, b: inputs; k: a Constant both branches read; x = a + k (also a graph output), y = b * k, z = x + y
+        byte[] model = model(g -> {
+            g.message(1, n -> n.string(2, "k").string(3, "const_k").string(4, "Constant")
+                    .message(5, a -> a.string(1, "value").message(5, t -> t.varint(1, 2).varint(2, 1).bytes(9, floats(0.5f, 2f)))
+                            .varint(20, 4)));
+            g.message(1, n -> n.string(1, "a").string(1, "k").string(2, "x").string(3, "add_x").string(4, "Add"));
+            g.message(1, n -> n.string(1, "b").string(1, "k").string(2, "y").string(3, "mul_y").string(4, "Mul"));
+            g.message(1, n -> n.string(1, "x").string(1, "y").string(2, "z").string(3, "add_z").string(4, "Add"));
+            floatInput(g, 11, "a");
+            floatInput(g, 11, "b");
+            floatInput(g, 12, "z");
+            floatInput(g, 12, "x");
+        });
+        BranchSplit split = BranchSplit.of(model, Set.of("a"), Set.of("b"));
+        assertEquals(List.of("a"), split.first().inputs());
+        assertEquals(List.of("x"), split.first().outputs(), "x is a cut and a graph output: once");
+        assertEquals(List.of("x"), split.first().cuts());
+        assertEquals(List.of("y"), split.second().cuts());
+        assertEquals(List.of("x", "y"), split.joinInputs());
+        assertEquals(List.of("const_k", "add_x"), nodeNames(split.first().model()), "the constant goes with each reader");
+        assertEquals(List.of("const_k", "mul_y"), nodeNames(split.second().model()));
+        BranchSplit.TensorType two = new BranchSplit.TensorType(1, new long[] {2});
+        BranchSplit.Part join = split.join(Map.of("x", two, "y", two));
+        assertEquals(List.of("add_z"), nodeNames(join.model()));
+        assertEquals(List.of("z"), join.outputs());
+        try (OnnxTensor a = OnnxTensor.createTensor(new float[] {1, 2}, 2); OnnxTensor b = OnnxTensor.createTensor(new float[] {3, 4}, 2);
+                Runner first = new Runner(split.first().model()); Runner second = new Runner(split.second().model());
+                Runner last = new Runner(join.model());
+                Result x = first.session.run(Map.of("a", a)); Result y = second.session.run(Map.of("b", b));
+                Result z = last.session.run(Map.of("x", x.tensor("x"), "y", y.tensor("y")))) {
+            assertArrayEquals(new float[] {1.5f, 4f}, x.tensor("x").getFloatArray());
+            assertArrayEquals(new float[] {1.5f + 1.5f, 4f + 8f}, z.tensor("z").getFloatArray());
+        }
+    }
+
+    private static byte[] model(java.util.function.Consumer<Protobuf.Writer> graph) {
+        return new Protobuf.Writer().varint(1, 8).message(8, o -> o.string(1, "").varint(2, 13))
+                .message(7, g -> {
+                    graph.accept(g);
+                    g.string(2, "small");
+                }).toByteArray();
+    }
+
+    private static void floatInput(Protobuf.Writer g, int field, String name) {
+        g.message(field, vi -> vi.string(1, name).message(2, t -> t.message(1, tt -> tt.varint(1, 1)
+                .message(2, sh -> sh.message(1, d -> d.varint(1, 2))))));
+    }
+
+    private static byte[] floats(float... v) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (float f : v) {
+            b.putFloat(f);
+        }
+        return b.array();
+    }
+
+    @Test
     void refusesWhatCannotBeSplit() {
         PoseHeadGraphTest.assertInvalid(() -> BranchSplit.of(MODEL, Set.of("points"), IMAGE), "not an input of the graph");
         PoseHeadGraphTest.assertInvalid(() -> BranchSplit.of(MODEL, POINTS, Set.of("cld_rgb_nrm")), "also the first branch's");
