@@ -826,20 +826,21 @@ public final class FrameToPose implements AutoCloseable {
         try {
             Set<String> wanted = config.downloadMask() ? Set.copyOf(PoseHeadGraph.OUTPUTS)
                     : Set.of(PoseHeadGraph.R, PoseHeadGraph.T, PoseHeadGraph.KPS, PoseHeadGraph.INLIERS);
-            Map<String, OnnxTensorLike> joinFeeds = new LinkedHashMap<>(feeds);
+            Map<String, ? extends OnnxTensorLike> runFeeds = feeds;
             if (pointSession != null) {
                 java.util.concurrent.Future<org.pvn3d.ort.Result> points = worker.submit(
                         () -> pointSession.run(only(feeds, pointSession.getInputNames()), Set.copyOf(pointCuts)));
                 imageCut = bothBranches(points, () -> imageSession.run(only(feeds, imageSession.getInputNames()), Set.copyOf(imageCuts)));
                 pointCut = await(points);
-                joinFeeds.clear();
+                Map<String, OnnxTensorLike> joinFeeds = new LinkedHashMap<>();
                 for (String name : session.getInputNames()) {
                     OnnxTensorLike t = feeds.containsKey(name) ? feeds.get(name)
                             : pointCuts.contains(name) ? pointCut.tensor(name) : imageCut.tensor(name);
                     joinFeeds.put(name, t);
                 }
+                runFeeds = joinFeeds;
             }
-            try (org.pvn3d.ort.Result r = session.run(joinFeeds, wanted)) {
+            try (org.pvn3d.ort.Result r = session.run(runFeeds, wanted)) {
                 float[] rr = r.tensor(PoseHeadGraph.R).getFloatArray();
                 float[] tt = r.tensor(PoseHeadGraph.T).getFloatArray();
                 float[] kk = r.tensor(PoseHeadGraph.KPS).getFloatArray();
