@@ -32,6 +32,12 @@ for t in "$d"/pvn3d_test_*; do
   [ $rc = 0 ] || fails=$((fails + 1))
   { echo "== $(basename "$t") exit $rc"; tail -3 /tmp/pvn3d-native-test.txt; } >> "$OUT/native-ctest.txt"
 done
+# ThreeInterpolate's kernel choice forced each way (the size rule alone leaves some paths to few shapes)
+for k in transposed staged; do
+  PVN3D_THREE_INTERPOLATE=$k "$d/pvn3d_test_three_interpolate" > /tmp/pvn3d-native-test.txt 2>&1; rc=$?
+  [ $rc = 0 ] || fails=$((fails + 1))
+  { echo "== pvn3d_test_three_interpolate (PVN3D_THREE_INTERPOLATE=$k) exit $rc"; tail -3 /tmp/pvn3d-native-test.txt; } >> "$OUT/native-ctest.txt"
+done
 echo "native tests: $(grep -c '^== .* exit 0$' "$OUT/native-ctest.txt") passed, $fails failed"
 "$d/pvn3d_bench_cuda" --host "$OUT/host-launch.txt" > /dev/null 2>&1; echo "host exit $?"; cat "$OUT/host-launch.txt"
 "$d/pvn3d_bench_cuda" > "$OUT/bench-cuda.txt" 2>&1; echo "bench exit $?"

@@ -3,7 +3,7 @@
 // vote scenes (the same input factories as the tests, support/test_data.h). Not a test: prints a table,
 // exit 0 unless something failed (77 without a CUDA device).
 //
-//   pvn3d_bench_cuda [--quick]          the PointNet++ operators
+//   pvn3d_bench_cuda [--quick] [--only OP] the PointNet++ operators (--only ThreeInterpolate: that one alone)
 //   pvn3d_bench_cuda --pose [file]      the pose operators instead: the fused pose solve and the mean
 //                                       shift at PVN3D's sizes (median of 50 after 5 warm-ups), first the
 //                                       two sizes of perf-targets.md (9 x 6443 and 9 x 3000 votes,
@@ -48,6 +48,9 @@ namespace {
 
 void* g_stream = nullptr;
 int g_iters = 100;
+const char* g_only = nullptr;  // --only OPERATOR: that operator's kernels alone
+
+bool wanted(const char* op) { return g_only == nullptr || std::strcmp(g_only, op) == 0; }
 bool g_failed = false;
 
 bool ok(pvn3d_status s, const char* what) {
@@ -574,6 +577,7 @@ int main(int argc, char** argv) {
       host = true;
       if (a + 1 < argc && argv[a + 1][0] != '-') host_out = argv[++a];
     }
+    if (std::strcmp(argv[a], "--only") == 0 && a + 1 < argc) g_only = argv[++a];
     if (std::strcmp(argv[a], "--pose") == 0) {
       pose = true;
       if (a + 1 < argc && argv[a + 1][0] != '-') pose_out = argv[++a];
@@ -604,25 +608,37 @@ int main(int argc, char** argv) {
   }
   // Targets: shared/perf-targets.md (H200). Sizes without a target ("-") are PVN3D's other shapes, for
   // the comparison with the original pointnet2 kernels (GatherPoints must never be slower).
-  bench_fps(1, 12288, 2048, 1.5);
-  bench_fps(1, 16384, 4096, 5.0);
-  bench_fps(8, 16384, 4096, 5.0);
-  bench_fps(1, 2048, 1024, 0);
-  bench_ball(1, 12288, 2048, 16, 0.0175f, 0.05);
-  bench_ball(1, 12288, 2048, 32, 0.025f, 0.05);
-  bench_ball(8, 16384, 4096, 32, 0.025f, 0.5);
-  bench_group(8, 256, 1024, 512, 32, 0.07);
-  bench_group(1, 99, 2048, 1024, 32, 0.02);
-  bench_three_nn(1, 12288, 2048, 0.03);
-  bench_three_nn(8, 16384, 4096, 0.4);
-  bench_interp(1, 128, 2048, 12288, 0.012);
-  bench_interp(8, 256, 4096, 16384, 0.08);
-  bench_interp(1, 256, 512, 2048, 0);
-  bench_gather(8, 256, 4096, 1024, 0.010);
-  bench_gather(1, 3, 12288, 2048, 0);
-  bench_gather(1, 128, 2048, 1024, 0);
-  bench_gather(8, 3, 16384, 4096, 0);
-  bench_gather(8, 512, 128, 128, 0);
+  if (wanted("FurthestPointSample")) {
+    bench_fps(1, 12288, 2048, 1.5);
+    bench_fps(1, 16384, 4096, 5.0);
+    bench_fps(8, 16384, 4096, 5.0);
+    bench_fps(1, 2048, 1024, 0);
+  }
+  if (wanted("BallQuery")) {
+    bench_ball(1, 12288, 2048, 16, 0.0175f, 0.05);
+    bench_ball(1, 12288, 2048, 32, 0.025f, 0.05);
+    bench_ball(8, 16384, 4096, 32, 0.025f, 0.5);
+  }
+  if (wanted("GroupPoints")) {
+    bench_group(8, 256, 1024, 512, 32, 0.07);
+    bench_group(1, 99, 2048, 1024, 32, 0.02);
+  }
+  if (wanted("ThreeNN")) {
+    bench_three_nn(1, 12288, 2048, 0.03);
+    bench_three_nn(8, 16384, 4096, 0.4);
+  }
+  if (wanted("ThreeInterpolate")) {
+    bench_interp(1, 128, 2048, 12288, 0.012);
+    bench_interp(8, 256, 4096, 16384, 0.08);
+    bench_interp(1, 256, 512, 2048, 0);
+  }
+  if (wanted("GatherPoints")) {
+    bench_gather(8, 256, 4096, 1024, 0.010);
+    bench_gather(1, 3, 12288, 2048, 0);
+    bench_gather(1, 128, 2048, 1024, 0);
+    bench_gather(8, 3, 16384, 4096, 0);
+    bench_gather(8, 512, 128, 128, 0);
+  }
   pvn3d_cuda_stream_destroy(g_stream);
   return g_failed ? 1 : 0;
 }
