@@ -124,45 +124,60 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
 
     /**
      * Wraps an {@code OrtValue} holding a tensor that ORT allocated (a run's output); the tensor releases
-     * it. Reads type, shape, data and memory through {@code scratch}'s out-parameters (7 calls, none of
-     * them allocating Java objects). A value that cannot be read stays the caller's to release.
+     * it. Reads type, shape, data and memory through {@code scratch}'s out-parameters (4 calls on ORT 1.24
+     * and later, 8 before; none of them allocating Java objects). A value that cannot be read stays the
+     * caller's to release.
      */
     static OnnxTensorLike fromOrtValue(long value, RunScratch scratch) {
-        {
-            Api.checkStatus(Api.Direct.getTensorTypeAndShape(value, scratch.out(0)));
-            long typeAndShape = scratch.outLong(0);
-            OnnxTensorType type;
-            long[] shape;
-            try {
-                Api.checkStatus(Api.Direct.getTensorElementType(typeAndShape, scratch.out(1)));
-                type = OnnxTensorType.of(scratch.outInt(1));
-                Api.checkStatus(Api.Direct.getDimensionsCount(typeAndShape, scratch.out(1)));
-                int rank = Math.toIntExact(scratch.outLong(1));
-                shape = new long[rank];
-                if (rank > 0) {
-                    Api.checkStatus(Api.Direct.getDimensions(typeAndShape, scratch.dims(rank), rank));
-                    for (int i = 0; i < rank; i++) {
-                        shape[i] = scratch.dim(i);
-                    }
-                }
-            } finally {
-                Api.Direct.releaseTensorTypeAndShapeInfo(typeAndShape);
+        OnnxTensorType type;
+        long[] shape;
+        if (Api.Direct.SHAPE_REFERENCE) { // ORT 1.24 on: one call, no info object
+            Api.checkStatus(Api.Direct.getTensorElementTypeAndShapeDataReference(value, scratch.out(1),
+                    scratch.out(0), scratch.out(2)));
+            type = OnnxTensorType.of(scratch.outInt(1));
+            long dims = scratch.outLong(0);
+            shape = new long[Math.toIntExact(scratch.outLong(2))];
+            for (int i = 0; i < shape.length; i++) {
+                shape[i] = Api.Direct.longAt(dims + 8L * i);
             }
-            TensorInfo info = TensorInfo.ofValue(type, shape); // a value's shape is concrete: no names
-            MemorySegment handle = MemorySegment.ofAddress(value);
-            if (type == OnnxTensorType.STRING) {
-                return new OnnxTensor(handle, info, MemorySegment.NULL, null);
-            }
-            Api.checkStatus(Api.Direct.getTensorMutableData(value, scratch.out(0)));
-            long data = scratch.outLong(0);
-            Api.checkStatus(Api.Direct.getTensorMemoryInfo(value, scratch.out(1)));
-            Api.Direct.memoryInfoGetDeviceType(scratch.outLong(1), scratch.out(2)); // borrowed: not released
-            if (scratch.outInt(2) != 0) { // not OrtMemoryInfoDeviceType_CPU
-                return new DeviceTensor(handle, info, data, null);
-            }
-            return new OnnxTensor(handle, info, MemorySegment.ofAddress(data).reinterpret(info.getElementCount()
-                    * type.byteSize()), null);
+            return wrap(value, type, shape, scratch);
         }
+        Api.checkStatus(Api.Direct.getTensorTypeAndShape(value, scratch.out(0)));
+        long typeAndShape = scratch.outLong(0);
+        try {
+            Api.checkStatus(Api.Direct.getTensorElementType(typeAndShape, scratch.out(1)));
+            type = OnnxTensorType.of(scratch.outInt(1));
+            Api.checkStatus(Api.Direct.getDimensionsCount(typeAndShape, scratch.out(1)));
+            int rank = Math.toIntExact(scratch.outLong(1));
+            shape = new long[rank];
+            if (rank > 0) {
+                Api.checkStatus(Api.Direct.getDimensions(typeAndShape, scratch.dims(rank), rank));
+                for (int i = 0; i < rank; i++) {
+                    shape[i] = scratch.dim(i);
+                }
+            }
+        } finally {
+            Api.Direct.releaseTensorTypeAndShapeInfo(typeAndShape);
+        }
+        return wrap(value, type, shape, scratch);
+    }
+
+    /** The tensor over ORT's {@code value} of {@code type} and {@code shape}: its data and memory read. */
+    private static OnnxTensorLike wrap(long value, OnnxTensorType type, long[] shape, RunScratch scratch) {
+        TensorInfo info = TensorInfo.ofValue(type, shape); // a value's shape is concrete: no names
+        MemorySegment handle = MemorySegment.ofAddress(value);
+        if (type == OnnxTensorType.STRING) {
+            return new OnnxTensor(handle, info, MemorySegment.NULL, null);
+        }
+        Api.checkStatus(Api.Direct.getTensorMutableData(value, scratch.out(0)));
+        long data = scratch.outLong(0);
+        Api.checkStatus(Api.Direct.getTensorMemoryInfo(value, scratch.out(1)));
+        Api.Direct.memoryInfoGetDeviceType(scratch.outLong(1), scratch.out(2)); // borrowed: not released
+        if (scratch.outInt(2) != 0) { // not OrtMemoryInfoDeviceType_CPU
+            return new DeviceTensor(handle, info, data, null);
+        }
+        return new OnnxTensor(handle, info, MemorySegment.ofAddress(data).reinterpret(info.getElementCount()
+                * type.byteSize()), null);
     }
 
     /**

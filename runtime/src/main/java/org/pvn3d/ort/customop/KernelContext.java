@@ -26,8 +26,9 @@ import org.pvn3d.ort.internal.Api;
  * <p><b>No allocation per call.</b> The bridge keeps contexts per kernel and reuses them call after
  * call (one per compute in flight on the kernel): the out-parameters of ORT's calls are native words
  * made once, each port has one {@link KernelTensor} view that is refilled, the stream segment is kept
- * while the stream stays, and every ORT call goes through {@link Api.Direct}. An input costs seven
- * calls into ORT (the value, its type and shape read and released, its data), an output two (ORT
+ * while the stream stays, and every ORT call goes through {@link Api.Direct}. An input costs three
+ * calls into ORT on ORT 1.24 and later (the value, its type and shape by reference, its data) and seven
+ * before (the type and shape read through an info object made and released), an output two (ORT
  * allocates it with the shape given; its type is the one the operator declares). Pass output shapes
  * as separate arguments ({@code output(0, b, c, m)}, up to four dimensions without an array); the
  * strings of the checks are only built when a check fails.
@@ -286,8 +287,27 @@ public final class KernelContext implements AutoCloseable {
         end();
     }
 
-    /** Reads {@code value}'s type, shape and data into {@code t} (seven calls, no allocation at a steady shape). */
+    /**
+     * Reads {@code value}'s type, shape and data into {@code t}, with no allocation at a steady shape: two
+     * calls where the runtime has {@code GetTensorElementTypeAndShapeDataReference} (ORT 1.24 on), which
+     * points at the tensor's own dimensions, else six (API 16 allocates, reads and frees a type-and-shape
+     * info for every read).
+     */
     private void read(KernelTensor t, long value) {
+        if (Api.Direct.SHAPE_REFERENCE) {
+            check(Api.Direct.getTensorElementTypeAndShapeDataReference(value, base + INT, base + PTR, base + LONG),
+                    t.name());
+            OnnxTensorType type = OnnxTensorType.of(scratch.get(JAVA_INT, INT));
+            int rank = Math.toIntExact(scratch.get(JAVA_LONG, LONG));
+            long dims = scratch.get(JAVA_LONG, PTR);
+            long[] shape = t.shapeFor(rank);
+            for (int i = 0; i < rank; i++) {
+                shape[i] = Api.Direct.longAt(dims + 8L * i);
+            }
+            check(Api.Direct.getTensorMutableData(value, base + PTR), t.name());
+            t.set(value, type, scratch.get(JAVA_LONG, PTR));
+            return;
+        }
         check(Api.Direct.getTensorTypeAndShape(value, base + PTR), t.name());
         long info = scratch.get(JAVA_LONG, PTR);
         OnnxTensorType type;

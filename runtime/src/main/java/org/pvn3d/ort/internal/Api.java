@@ -257,6 +257,8 @@ public final class Api {
                 JAVA_LONG, JAVA_LONG);
         static final FunctionDescriptor J_JJJJJJJJ = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG,
                 JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG);
+        static final FunctionDescriptor J_JJJJ = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG,
+                JAVA_LONG);
         static final FunctionDescriptor V_J = FunctionDescriptor.ofVoid(JAVA_LONG);
         static final FunctionDescriptor V_JJ = FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG);
 
@@ -360,7 +362,42 @@ public final class Api {
             static final MethodHandle MH = handle(Kernel.KernelContext_GetGPUComputeStream, J_JJ, true);
         }
 
+        private static final class GET_TENSOR_ELEMENT_TYPE_AND_SHAPE_DATA_REFERENCE {
+            // (value, ONNXTensorElementDataType* type, const int64_t** dims, size_t* count) -> status
+            static final MethodHandle MH = handle(OrtLibrary.get().tensorShapeReference(), J_JJJJ, true);
+        }
+
+        /**
+         * Whether the runtime has {@code GetTensorElementTypeAndShapeDataReference} (ORT 1.24 on, see
+         * {@link OrtLibrary#tensorShapeReference()}): a constant, so the JIT keeps one of the two ways
+         * of reading a shape.
+         */
+        public static final boolean SHAPE_REFERENCE = OrtLibrary.get().tensorShapeReference().address() != 0;
+
+        /** All of memory, to read the dimensions a shape reference points at without a segment per read. */
+        private static final MemorySegment EVERYTHING = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
         private Direct() {}
+
+        /**
+         * {@code GetTensorElementTypeAndShapeDataReference}: the element type (an int) into {@code typeOut},
+         * the address of the tensor's own int64 dimensions into {@code dimsOut} and their count into
+         * {@code countOut}, valid while the value lives. Only when {@link #SHAPE_REFERENCE}.
+         */
+        public static long getTensorElementTypeAndShapeDataReference(long value, long typeOut, long dimsOut,
+                long countOut) {
+            try {
+                return (long) GET_TENSOR_ELEMENT_TYPE_AND_SHAPE_DATA_REFERENCE.MH.invokeExact(value, typeOut, dimsOut,
+                        countOut);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+        }
+
+        /** The int64 at native address {@code address} (a dimension a shape reference points at). */
+        public static long longAt(long address) {
+            return EVERYTHING.get(JAVA_LONG, address);
+        }
 
         /** {@code descriptor} with every pointer, argument or result, as a {@code long}. */
         public static FunctionDescriptor addressesAsLongs(FunctionDescriptor descriptor) {

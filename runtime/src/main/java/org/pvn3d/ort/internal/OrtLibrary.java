@@ -39,6 +39,19 @@ public final class OrtLibrary {
     public static final String PATH_ENV = "PVN3D_ORT_PATH";
     /** The C API version the bindings were generated from. */
     public static final int API_VERSION = 16;
+    /**
+     * System property: "false" keeps reading tensor shapes with API 16's five calls on a runtime that
+     * has {@code GetTensorElementTypeAndShapeDataReference} (for comparisons, or a runtime that misbehaves).
+     */
+    public static final String SHAPE_REFERENCE_PROPERTY = "pvn3d.ort.shapeReference";
+    /**
+     * {@code GetTensorElementTypeAndShapeDataReference} came with C API version 24 (ORT 1.24), as that
+     * version's last entry: the 415th function pointer of {@code OrtApi}, at byte offset 414 * 8. ORT only
+     * appends to the table, so the offset holds in every later runtime. The bindings (API 16) do not
+     * have it, so it is read from the table by offset.
+     */
+    static final int SHAPE_REFERENCE_API = 24;
+    static final long SHAPE_REFERENCE_OFFSET = 414L * 8;
 
     private static final System.Logger LOG = System.getLogger("org.pvn3d.ort.OrtRuntime");
     /** Where ORT's own Java artifacts keep their native files. */
@@ -54,13 +67,16 @@ public final class OrtLibrary {
     private final String source;
     private final ClassPathOrt jar;
     private final MemorySegment api;
+    private final MemorySegment shapeReference;
 
-    private OrtLibrary(String version, Path library, String source, ClassPathOrt jar, MemorySegment api) {
+    private OrtLibrary(String version, Path library, String source, ClassPathOrt jar, MemorySegment api,
+            MemorySegment shapeReference) {
         this.version = version;
         this.library = library;
         this.source = source;
         this.jar = jar;
         this.api = api;
+        this.shapeReference = shapeReference;
     }
 
     /** The runtime of this process, loading it on first use. */
@@ -111,6 +127,16 @@ public final class OrtLibrary {
     /** The {@code OrtApi*} for API version 16. */
     public MemorySegment api() {
         return api;
+    }
+
+    /**
+     * {@code GetTensorElementTypeAndShapeDataReference} (C API 24, ORT 1.24 on): a tensor's element type
+     * and a pointer to its own dimensions in one call, without the {@code OrtTensorTypeAndShapeInfo} that
+     * API 16 allocates and frees for every read; the NULL segment on an older runtime or when {@value
+     * #SHAPE_REFERENCE_PROPERTY} is "false".
+     */
+    public MemorySegment tensorShapeReference() {
+        return shapeReference;
     }
 
     /** Whether the CUDA execution provider's library is there to load (extracting nothing). */
@@ -187,7 +213,16 @@ public final class OrtLibrary {
                     + " does not serve C API version " + API_VERSION);
         }
         api = api.reinterpret(OrtApi.layout().byteSize());
-        OrtLibrary runtime = new OrtLibrary(version, library, source, jar, api);
+        MemorySegment shapeReference = MemorySegment.NULL;
+        // Asked only of a runtime that has it: GetApi of a version a runtime lacks prints to stderr.
+        if (compareVersions(version, "1.24.0") >= 0
+                && !"false".equalsIgnoreCase(System.getProperty(SHAPE_REFERENCE_PROPERTY))) {
+            MemorySegment api24 = OrtApiBase.GetApi.invoke(OrtApiBase.GetApi(base), SHAPE_REFERENCE_API);
+            if (api24.address() != 0) {
+                shapeReference = api24.reinterpret(SHAPE_REFERENCE_OFFSET + 8).get(ADDRESS, SHAPE_REFERENCE_OFFSET);
+            }
+        }
+        OrtLibrary runtime = new OrtLibrary(version, library, source, jar, api, shapeReference);
         LOG.log(System.Logger.Level.DEBUG, "loaded {0}", runtime);
         return runtime;
     }
