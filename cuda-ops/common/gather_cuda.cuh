@@ -65,7 +65,8 @@ pvn3d_status allow_max_smem(const char* op, const void* kernel, std::atomic<int>
  * split of P that minimise (waves of blocks) x (a block's output + half its staged floats + index_cost
  * per position: the index/weight floats read per position, L2 hits counted half). min_p_per_block
  * bounds the split (a block stages rows*len floats, so it should serve a comparable number of
- * positions per row). */
+ * positions per row). The plans a thread made last are remembered (32, by arguments and device): the
+ * search is most of a launcher's host time above the CUDA launch. */
 RowsPlan plan_rows(int64_t B, int64_t C, int64_t len, int64_t P, int64_t min_p_per_block, double index_cost);
 
 /* Issues the copy of `count` floats from src to shared memory dst (all threads of the block take part;
