@@ -631,6 +631,11 @@ int main(int argc, char** argv) {
     bench_interp(1, 128, 2048, 12288, 0.012);
     bench_interp(8, 256, 4096, 16384, 0.08);
     bench_interp(1, 256, 512, 2048, 0);
+    // the full-size PVN3D's four FP levels at B=8 (FP3 .. FP0): which kernel the size rule picks for each
+    bench_interp(8, 1024, 128, 512, 0);
+    bench_interp(8, 512, 512, 1024, 0);
+    bench_interp(8, 512, 1024, 2048, 0);
+    bench_interp(8, 256, 2048, 12288, 0);
   }
   if (wanted("GatherPoints")) {
     bench_gather(8, 256, 4096, 1024, 0.010);

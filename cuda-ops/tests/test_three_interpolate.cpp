@@ -185,12 +185,12 @@ TEST(three_interpolate_cuda_equals_cpu) {
                         Size{3, 50, 999, 2000, 1, "interpolate staged, m odd, misaligned"},
                         Size{2, 40, 512, 8, 0, "interpolate staged, n = 8"},
                         Size{1, 3, 64, 3, 0, "interpolate staged, n = 3"},
-                        // The transposed kernel (a (b, chunk of 8 rows) for every SM): a last chunk of 4 rows;
-                        // rows of 7000 points (219 KB staged, one block per SM). run-native.sh also runs this
-                        // binary with PVN3D_THREE_INTERPOLATE=transposed (every aligned case above through it,
-                        // small batches with several position ranges a chunk) and =staged.
-                        Size{16, 68, 600, 800, 0, "interpolate transposed, C % 8 = 4"},
-                        Size{8, 136, 7000, 1000, 0, "interpolate transposed, m = 7000"}}) {
+                        // The transposed kernel (a (b, chunk of 8 rows) for every SM, n >= 8192): a last chunk
+                        // of 4 rows; rows of 7000 points (219 KB staged, one block per SM). run-native.sh also
+                        // runs this binary with PVN3D_THREE_INTERPOLATE=transposed (every aligned case above
+                        // through it, small batches with several position ranges a chunk) and =staged.
+                        Size{17, 68, 600, 8192, 0, "interpolate transposed, C % 8 = 4"},
+                        Size{8, 136, 7000, 8192, 0, "interpolate transposed, m = 7000"}}) {
     if (testenv::small() && z.B * z.C * z.n > (1 << 20)) continue;  // racecheck: the smaller shapes cover the kernel
     compare_interp(testdata::random_floats(rng, z.B * z.C * z.m, -1, 1), testdata::random_indices(rng, z.B * z.n * 3, z.m),
                    testdata::random_weights(rng, z.B, z.n), z.B, z.C, z.m, z.n, z.what, z.shift);
