@@ -4,6 +4,7 @@
 #   here:  bash benchmarks/gpu/run-native.sh --pack [BUILD_DIR]      (default /tmp/ops-cuda, a CMake build with
 #          -DPVN3D_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90) -> .gpuwork/native/
 #   there: SAN="gather_points three_interpolate" bash benchmarks/gpu/run-native.sh
+# The native tests also run with each kernel choice forced (PVN3D_THREE_INTERPOLATE, PVN3D_GATHER).
 # Writes to $OUT: native-ctest.txt (each test binary's summary), host-launch.txt (pvn3d_bench_cuda --host: the
 # launchers' host time per call, beside empty kernels' launch floor), bench-cuda.txt (kernel timings), and with SAN="op ..." sanitizer-OP-TOOL.txt
 # (compute-sanitizer memcheck and racecheck of pvn3d_test_OP, SAN_LIMIT seconds each, default 150).
@@ -32,12 +33,15 @@ for t in "$d"/pvn3d_test_*; do
   [ $rc = 0 ] || fails=$((fails + 1))
   { echo "== $(basename "$t") exit $rc"; tail -3 /tmp/pvn3d-native-test.txt; } >> "$OUT/native-ctest.txt"
 done
-# ThreeInterpolate's kernel choice forced each way (the size rule alone leaves some paths to few shapes)
-for k in transposed staged; do
-  PVN3D_THREE_INTERPOLATE=$k "$d/pvn3d_test_three_interpolate" > /tmp/pvn3d-native-test.txt 2>&1; rc=$?
+# The kernel choices forced each way (the size rules alone leave some paths to few shapes): ThreeInterpolate's,
+# and the shared gather's (GatherPoints, GroupPoints)
+forced() {  # VAR VALUE TEST
+  env "$1=$2" "$d/pvn3d_test_$3" > /tmp/pvn3d-native-test.txt 2>&1; rc=$?
   [ $rc = 0 ] || fails=$((fails + 1))
-  { echo "== pvn3d_test_three_interpolate (PVN3D_THREE_INTERPOLATE=$k) exit $rc"; tail -3 /tmp/pvn3d-native-test.txt; } >> "$OUT/native-ctest.txt"
-done
+  { echo "== pvn3d_test_$3 ($1=$2) exit $rc"; tail -3 /tmp/pvn3d-native-test.txt; } >> "$OUT/native-ctest.txt"
+}
+for k in transposed staged; do forced PVN3D_THREE_INTERPOLATE $k three_interpolate; done
+for k in direct staged; do forced PVN3D_GATHER $k gather_points; forced PVN3D_GATHER $k group_points; done
 echo "native tests: $(grep -c '^== .* exit 0$' "$OUT/native-ctest.txt") passed, $fails failed"
 "$d/pvn3d_bench_cuda" --host "$OUT/host-launch.txt" > /dev/null 2>&1; echo "host exit $?"; cat "$OUT/host-launch.txt"
 "$d/pvn3d_bench_cuda" > "$OUT/bench-cuda.txt" 2>&1; echo "bench exit $?"

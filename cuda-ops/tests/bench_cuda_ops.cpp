@@ -1,5 +1,8 @@
 // CUDA kernel timings at the sizes of perf-targets.md: CUDA events around each launch, median over
-// many launches after warm-up, on a stream of our own. Random clouds in a 0.5 m cube and PVN3D-like
+// many launches after warm-up, on a stream of our own; beside it ("held") the same with the stream held
+// busy while the call is queued, which leaves the kernel's GPU time without the host's launch in it
+// (time_it). GatherPoints also runs a one-block-a-row reference kernel at every size and fails the
+// bench where ours is slower. Random clouds in a 0.5 m cube and PVN3D-like
 // vote scenes (the same input factories as the tests, support/test_data.h). Not a test: prints a table,
 // exit 0 unless something failed (77 without a CUDA device).
 //
@@ -39,6 +42,13 @@
 #include "test_data.h"
 #include "vote_aggregate_debug.h"
 
+#ifdef PVN3D_BENCH_TIMING_KERNELS
+// tests/bench_timing_kernels.cu
+extern "C" int pvn3d_bench_hold_stream(void* stream, double microseconds);
+extern "C" int pvn3d_bench_gather_rows_reference(int64_t B, int64_t C, int64_t N, int64_t M, const float* features,
+                                                 const int* idx, float* out, void* stream);
+#endif
+
 using harness::max_diff;
 using testdata::make_vote_case;
 using testdata::Rng;
@@ -76,26 +86,55 @@ T* alloc(size_t n) {
   return static_cast<T*>(p);
 }
 
-// Median milliseconds of one launch (events around each), and mean of a back-to-back batch.
-void time_it(const char* name, double target_ms, double bytes, const std::function<pvn3d_status()>& launch,
-             int iters) {
+// One launch's milliseconds, three ways:
+//  - median: events around each launch, the stream idle before it (perf-targets.md's method): includes
+//    the 3-5 us between the start event and the kernel that the host spends launching it;
+//  - held: the same, with the stream held busy for kHoldUs before the start event (bench_timing_kernels.cu),
+//    so that the events and the launch are queued before the GPU reaches them: the kernel's GPU time;
+//  - batch-mean: a back-to-back batch's mean (includes the gaps between kernels).
+// Returns the held median (the per-call median where the stream cannot be held).
+constexpr double kHoldUs = 100;  // far above a launcher's host time (a few us)
+
+struct Timing {
+  double median = 0, min = 0, held = 0;
+};
+
+Timing time_it(const char* name, double target_ms, double bytes, const std::function<pvn3d_status()>& launch,
+               int iters) {
   void *e0, *e1;
   pvn3d_cuda_event_create(&e0);
   pvn3d_cuda_event_create(&e1);
   for (int i = 0; i < 3; ++i) ok(launch(), name);
   ok(pvn3d_cuda_stream_synchronize(g_stream), "sync");
-  std::vector<float> t;
-  for (int i = 0; i < iters; ++i) {
-    pvn3d_cuda_event_record(e0, g_stream);
-    ok(launch(), name);
-    pvn3d_cuda_event_record(e1, g_stream);
-    pvn3d_cuda_event_synchronize(e1);
-    float ms = 0;
-    pvn3d_cuda_event_elapsed_ms(&ms, e0, e1);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  const double median = t[t.size() / 2];
+  auto per_call = [&](bool hold, double* min) {
+    (void)hold;  // without the timing kernels (a CPU-only build) nothing holds the stream
+    std::vector<float> t;
+    for (int i = 0; i < iters; ++i) {
+#ifdef PVN3D_BENCH_TIMING_KERNELS
+      if (hold && pvn3d_bench_hold_stream(g_stream, kHoldUs) != 0) {
+        ok(PVN3D_ERR_CUDA, "hold_stream");
+        return 0.0;  // g_failed is set
+      }
+#endif
+      pvn3d_cuda_event_record(e0, g_stream);
+      ok(launch(), name);
+      pvn3d_cuda_event_record(e1, g_stream);
+      pvn3d_cuda_event_synchronize(e1);
+      float ms = 0;
+      pvn3d_cuda_event_elapsed_ms(&ms, e0, e1);
+      t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    if (min != nullptr) *min = t.front();
+    return static_cast<double>(t[t.size() / 2]);
+  };
+  Timing r;
+  r.median = per_call(false, &r.min);
+#ifdef PVN3D_BENCH_TIMING_KERNELS
+  r.held = per_call(true, nullptr);
+#else
+  r.held = r.median;
+#endif
   pvn3d_cuda_event_record(e0, g_stream);
   for (int i = 0; i < iters; ++i) ok(launch(), name);
   pvn3d_cuda_event_record(e1, g_stream);
@@ -103,16 +142,19 @@ void time_it(const char* name, double target_ms, double bytes, const std::functi
   float total = 0;
   pvn3d_cuda_event_elapsed_ms(&total, e0, e1);
   char bw[32] = "";
-  if (bytes > 0) std::snprintf(bw, sizeof bw, "%7.2f TB/s", bytes / (median * 1e-3) / 1e12);
+  if (bytes > 0) std::snprintf(bw, sizeof bw, "%7.2f TB/s", bytes / (r.median * 1e-3) / 1e12);
+  char tail[48];
+  std::snprintf(tail, sizeof tail, "  held %9.4f", r.held);
   if (target_ms > 0)
-    std::printf("%-66s median %9.4f ms  min %9.4f  batch-mean %9.4f  target %7.3f  %-4s %s\n", name, median, t.front(),
-                total / iters, target_ms, median <= target_ms ? "MET" : "MISS", bw);
+    std::printf("%-66s median %9.4f ms  min %9.4f  batch-mean %9.4f  target %7.3f  %-4s %s%s\n", name, r.median, r.min,
+                total / iters, target_ms, r.median <= target_ms ? "MET" : "MISS", bw, tail);
   else
-    std::printf("%-66s median %9.4f ms  min %9.4f  batch-mean %9.4f  target       -  -    %s\n", name, median, t.front(),
-                total / iters, bw);
+    std::printf("%-66s median %9.4f ms  min %9.4f  batch-mean %9.4f  target       -  -    %s%s\n", name, r.median, r.min,
+                total / iters, bw, tail);
   std::fflush(stdout);
   pvn3d_cuda_event_destroy(e0);
   pvn3d_cuda_event_destroy(e1);
+  return r;
 }
 
 // The launcher's own choice, then (PVN3D_FPS_CLUSTER) the single-block kernel and a 4-block cluster, for
@@ -180,20 +222,47 @@ void bench_group(int64_t B, int64_t C, int64_t N, int64_t M, int64_t S, double t
   pvn3d_cuda_free(err);
 }
 
+// Ours beside the one-block-per-row reference (the original pointnet2 kernel's launch shape, 32-bit
+// indices: bench_timing_kernels.cu), both ways of timing; the outputs must be equal, and a size where ours
+// is slower than the reference by the held (GPU) time is reported as SLOWER and fails the bench.
 void bench_gather(int64_t B, int64_t C, int64_t N, int64_t M, double target) {
   Rng rng(4);
   float* f = upload(testdata::random_floats(rng, B * C * N, -1, 1));
-  int64_t* idx = upload(testdata::random_indices(rng, B * M, N));
+  const std::vector<int64_t> picks = testdata::random_indices(rng, B * M, N);
+  int64_t* idx = upload(picks);
   float* o = alloc<float>(static_cast<size_t>(B * C * M));
   int64_t* err = alloc<int64_t>(2);
   const double bytes = double(B * C * M) * 4 * 2 + double(B * M) * 8;
   char name[96];
   std::snprintf(name, sizeof name, "GatherPoints B=%lld C=%lld N=%lld M=%lld", (long long)B, (long long)C, (long long)N,
                 (long long)M);
-  time_it(name, target, bytes, [&] { return pvn3d_gather_points_cuda(B, C, N, M, f, idx, o, err, g_stream); }, g_iters);
+  const Timing ours =
+      time_it(name, target, bytes, [&] { return pvn3d_gather_points_cuda(B, C, N, M, f, idx, o, err, g_stream); }, g_iters);
   std::string n2 = std::string(name) + " (no index report)";
   time_it(n2.c_str(), target, bytes, [&] { return pvn3d_gather_points_cuda(B, C, N, M, f, idx, o, nullptr, g_stream); },
           g_iters);
+#ifdef PVN3D_BENCH_TIMING_KERNELS
+  std::vector<int> picks32(picks.begin(), picks.end());
+  int* idx32 = upload(picks32);
+  float* ro = alloc<float>(static_cast<size_t>(B * C * M));
+  std::string n3 = std::string(name) + " (one block a row, reference)";
+  const Timing ref = time_it(n3.c_str(), 0, double(B * C * M) * 4 * 2 + double(B * M) * 4, [&] {
+    return pvn3d_bench_gather_rows_reference(B, C, N, M, f, idx32, ro, g_stream) == 0 ? PVN3D_OK : PVN3D_ERR_CUDA;
+  }, g_iters);
+  std::vector<float> a(static_cast<size_t>(B * C * M)), r(a.size());
+  ok(pvn3d_cuda_memcpy_d2h_async(a.data(), o, a.size() * sizeof(float), g_stream), "d2h");
+  ok(pvn3d_cuda_memcpy_d2h_async(r.data(), ro, r.size() * sizeof(float), g_stream), "d2h");
+  ok(pvn3d_cuda_stream_synchronize(g_stream), "sync");
+  const bool same = std::memcmp(a.data(), r.data(), a.size() * sizeof(float)) == 0;
+  const bool slower = ours.held > ref.held;
+  std::printf("%-66s ours/reference  per call %5.2f  held %5.2f  outputs %s  %s\n", name, ours.median / ref.median,
+              ours.held / ref.held, same ? "equal" : "DIFFER", slower ? "SLOWER" : "not slower");
+  if (!same || slower) g_failed = true;
+  pvn3d_cuda_free(idx32);
+  pvn3d_cuda_free(ro);
+#else
+  (void)ours;
+#endif
   pvn3d_cuda_free(f);
   pvn3d_cuda_free(idx);
   pvn3d_cuda_free(o);
