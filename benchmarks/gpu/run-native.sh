@@ -6,7 +6,9 @@
 #   there: SAN="gather_points three_interpolate" bash benchmarks/gpu/run-native.sh
 # The native tests also run with each kernel choice forced (PVN3D_THREE_INTERPOLATE, PVN3D_GATHER).
 # Writes to $OUT: native-ctest.txt (each test binary's summary), host-launch.txt (pvn3d_bench_cuda --host: the
-# launchers' host time per call, beside empty kernels' launch floor), bench-cuda.txt (kernel timings), and with SAN="op ..." sanitizer-OP-TOOL.txt
+# launchers' host time per call, beside empty kernels' launch floor, also as inside a model's run), bench-cuda.txt
+# (kernel timings), bench-gather-forced.txt (GatherPoints and GroupPoints with PVN3D_GATHER=direct and =staged),
+# and with SAN="op ..." sanitizer-OP-TOOL.txt
 # (compute-sanitizer memcheck and racecheck of pvn3d_test_OP, SAN_LIMIT seconds each, default 150).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,7 +46,11 @@ for k in transposed staged; do forced PVN3D_THREE_INTERPOLATE $k three_interpola
 for k in direct staged; do forced PVN3D_GATHER $k gather_points; forced PVN3D_GATHER $k group_points; done
 echo "native tests: $(grep -c '^== .* exit 0$' "$OUT/native-ctest.txt") passed, $fails failed"
 "$d/pvn3d_bench_cuda" --host "$OUT/host-launch.txt" > /dev/null 2>&1; echo "host exit $?"; cat "$OUT/host-launch.txt"
-"$d/pvn3d_bench_cuda" > "$OUT/bench-cuda.txt" 2>&1; echo "bench exit $?"
+"$d/pvn3d_bench_cuda" > "$OUT/bench-cuda.txt" 2>&1; echo "bench exit $? (1 also when GatherPoints is slower than its reference somewhere)"
+# the shared gather's choice forced each way, beside the rule's (in bench-cuda.txt): GatherPoints, GroupPoints
+for k in direct staged; do
+  echo "== PVN3D_GATHER=$k"; PVN3D_GATHER=$k "$d/pvn3d_bench_cuda" --only GatherPoints; PVN3D_GATHER=$k "$d/pvn3d_bench_cuda" --only GroupPoints
+done > "$OUT/bench-gather-forced.txt" 2>&1
 for t in ${SAN:-}; do
   for tool in memcheck racecheck; do
     timeout "${SAN_LIMIT:-150}" /usr/local/cuda/bin/compute-sanitizer --tool $tool --error-exitcode 9 "$d/pvn3d_test_$t" \
