@@ -269,10 +269,6 @@ RowsPlan search_rows(const DeviceSmem& d, int64_t B, int64_t C, int64_t len, int
   return plan;
 }
 
-}  // namespace
-
-namespace {
-
 // PVN3D_GATHER=direct never stages, =staged stages whenever the rows fit (whatever N and P); read once (for
 // A/B benchmarks and tests: the bench found the rule's staged choice 1.1 us slower on the GPU than a
 // one-block-a-row kernel at B=1 C=128 N=2048 P=1024, and the choice there is to be measured).

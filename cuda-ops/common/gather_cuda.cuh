@@ -90,7 +90,8 @@ __device__ __forceinline__ void stage_rows_issue(float* dst, const float* __rest
 __device__ __forceinline__ void stage_rows_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 /* Launches the staged or the direct kernel on `stream` with the index-error protocol around it
- * (index_error may be NULL). Sizes must be validated and the work non-empty. */
+ * (index_error may be NULL). Sizes must be validated and the work non-empty. The environment variable
+ * PVN3D_GATHER=direct|staged (read once) overrides the choice, for A/B runs and forced tests. */
 pvn3d_status gather_rows_cuda(const char* op, const float* features, const int64_t* idx, int64_t B, int64_t C,
                               int64_t N, int64_t P, float* out, int64_t* index_error, cudaStream_t stream);
 

@@ -3,7 +3,7 @@
 // - hold_stream: keeps a stream busy for a given time. Launched before a timed call's event pair, it lets
 //   the host queue the start event, the operator's launch and the stop event while the GPU is still busy,
 //   so the pair measures the kernel on the GPU alone. Without it the start event fires at once on an idle
-//   GPU and the pair also counts the 3-5 us the host spends launching the kernel (the same technique as
+//   GPU and the pair also counts the 2.5-4 us (H200) the host spends launching the kernel (the same technique as
 //   NVBench's blocking kernel). The bench prints both: the per-call pair of perf-targets.md and this one.
 // - gather_rows_reference: GatherPoints the textbook way, one thread block per (batch, channel) row and
 //   its threads striding over the M picks with 32-bit indices: the launch shape of the original pointnet2
