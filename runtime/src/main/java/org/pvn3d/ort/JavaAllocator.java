@@ -23,11 +23,18 @@ import org.pvn3d.ort.internal.Probes;
  * that sessions created with {@code session.use_env_allocators = 1} allocate through it. Its blocks come
  * from a {@link Backing}: host memory ({@link #cpu()}: 64-byte aligned {@code aligned_alloc}) or, for
  * example, CUDA device memory ({@code org.pvn3d.ort.cuda.CudaJavaAllocator}: one {@code cudaMalloc} per
- * block). Its {@link #counters()} show what ORT asked for. Upcalls are thread-safe and never throw: a
- * failure becomes a null pointer (ORT turns that into an allocation error of the run or session).
+ * block). Its {@link #counters()} show what ORT asked for. Upcalls are thread-safe and never throw.
+ *
+ * <p><b>Failures.</b> ORT's C API gives an allocator no way to fail: ORT uses whatever {@code Alloc}
+ * returns, and a null pointer crashes it (1.16) where the block is first written. So a block is always
+ * handed out when memory exists: when the backing fails (returns 0 or throws) for memory the host can
+ * reach, the block comes from the C library instead (counted in {@link Counters#failedAllocations()}, and
+ * freed there). Only with no host memory left at all, or when a device backing fails (a
+ * {@code cudaMalloc} out of device memory), does ORT get the null pointer.
  *
  * <p><b>Lifetime.</b> The backing memory of every block is freed when ORT frees it, also after
- * {@link #close()}; after close new allocations fail (null). ORT keeps a raw pointer to the allocator
+ * {@link #close()}. A registered allocator keeps serving the sessions that took it after close (ORT cannot
+ * be refused a block; unregister it first so that new sessions do not take it). ORT keeps a raw pointer to the allocator
  * struct in every session that took it from the environment and in every tensor it allocated, and
  * Java cannot see when the last of those is gone; so once an allocator has been registered, its
  * struct and upcall stubs (a few hundred bytes) are kept for the life of the process, so that no
@@ -90,7 +97,10 @@ public final class JavaAllocator implements AutoCloseable {
         }
     };
 
-    /** What ORT asked of this allocator so far. */
+    /**
+     * What ORT asked of this allocator so far; {@code failedAllocations} counts the backing's failures,
+     * served from the C library where the memory is host memory (see Failures in the class comment).
+     */
     public record Counters(long allocations, long frees, long bytesLive, long peakBytes, long bytesRequested,
             long failedAllocations) {}
 
@@ -101,6 +111,8 @@ public final class JavaAllocator implements AutoCloseable {
     private final MemorySegment infoHandle; // what the Info upcall returns: info is kept as long as the struct
     private final MemorySegment struct;
     private final Map<Long, Long> sizes = new ConcurrentHashMap<>();
+    private final boolean hostFallback; // a failed backing may be replaced by HOST: the memory is host memory
+    private final java.util.Set<Long> fromHost = ConcurrentHashMap.newKeySet(); // blocks HOST gave instead
     private final AtomicLong allocations = new AtomicLong();
     private final AtomicLong frees = new AtomicLong();
     private final AtomicLong live = new AtomicLong();
@@ -115,6 +127,7 @@ public final class JavaAllocator implements AutoCloseable {
         this.description = description;
         this.backing = backing;
         this.info = info;
+        this.hostFallback = backing != HOST && info.isHostAccessible();
         try (Lease l = Handles.acquire(info)) {
             this.infoHandle = l.handle();
         }
@@ -191,14 +204,12 @@ public final class JavaAllocator implements AutoCloseable {
 
     private MemorySegment allocate(long size) {
         try {
-            if (closed) {
-                failed.incrementAndGet();
-                return MemorySegment.NULL;
+            long address = fromBacking(Math.max(size, 1));
+            if (address == 0 && hostFallback) {
+                address = fromHost(Math.max(size, 1));
             }
-            long address = backing.allocate(Math.max(size, 1));
             if (address == 0) {
-                failed.incrementAndGet();
-                return MemorySegment.NULL;
+                return MemorySegment.NULL; // no memory left at all (see Failures in the class comment)
             }
             sizes.put(address, size);
             allocations.incrementAndGet();
@@ -209,6 +220,31 @@ public final class JavaAllocator implements AutoCloseable {
         } catch (Throwable t) {
             failed.incrementAndGet();
             return MemorySegment.NULL;
+        }
+    }
+
+    /** A block from the backing, or 0 (counted as failed) when it returns none or throws. */
+    private long fromBacking(long bytes) {
+        try {
+            long address = backing.allocate(bytes);
+            if (address != 0) {
+                return address;
+            }
+        } catch (Throwable t) {
+            // counted below; nothing can be reported from an upcall
+        }
+        failed.incrementAndGet();
+        return 0;
+    }
+
+    /** A block from the C library instead of a failed backing, or 0. */
+    private long fromHost(long bytes) {
+        try {
+            long address = HOST.allocate(bytes);
+            fromHost.add(address);
+            return address;
+        } catch (Throwable t) {
+            return 0;
         }
     }
 
@@ -243,7 +279,11 @@ public final class JavaAllocator implements AutoCloseable {
             if (size == null) {
                 return -1; // not ours: never free what we did not hand out
             }
-            backing.free(p.address());
+            if (fromHost.remove(p.address())) {
+                HOST.free(p.address());
+            } else {
+                backing.free(p.address());
+            }
             frees.incrementAndGet();
             live.addAndGet(-size);
             return size;
@@ -262,10 +302,10 @@ public final class JavaAllocator implements AutoCloseable {
     }
 
     /**
-     * Refuses new allocations; blocks already handed out are still freed when ORT frees them. The
-     * memory description and upcalls are released now unless the allocator was ever registered.
-     * Unregister it from the environment first ({@link OrtEnvironment#unregisterAllocator(JavaAllocator)}).
-     * Idempotent.
+     * Closes this allocator: blocks already handed out are still freed when ORT frees them. The memory
+     * description and upcalls are released now unless the allocator was ever registered; a registered one
+     * keeps serving the sessions that took it (see Lifetime in the class comment), so unregister it from
+     * the environment first ({@link OrtEnvironment#unregisterAllocator(JavaAllocator)}). Idempotent.
      */
     @Override
     public void close() {

@@ -309,6 +309,11 @@ public final class OnnxTensor extends OnnxTensorLike {
      * The tensor's bytes as a segment (a view, not a copy, valid until this tensor is closed). For
      * string tensors use {@link #getStringArray()}.
      */
+    @Override
+    public boolean isReadOnly() {
+        return data.isReadOnly();
+    }
+
     public MemorySegment data() {
         Handles.handle(this);
         if (info.getType() == OnnxTensorType.STRING) {

@@ -56,6 +56,31 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
     /** Whether the data is in device memory, which the host cannot read ({@link DeviceTensor}). */
     public abstract boolean isOnDevice();
 
+    /**
+     * Whether the data may only be read: a tensor over a read-only segment ({@link OnnxTensor#fromSegment}
+     * of a file mapped read-only, say). It can be an input but never an output: runs and bindings refuse it
+     * there, since ORT would write into it.
+     */
+    public boolean isReadOnly() {
+        return false;
+    }
+
+    /**
+     * Throws unless this tensor can receive output {@code name} of element type {@code expected} (null when
+     * the model does not say): the same element type (ORT 1.16 checks only the shape of a preallocated
+     * output, and writes its own type's bytes), and writable memory. Builds no string unless it fails.
+     */
+    void checkCanReceive(String name, OnnxTensorType expected) {
+        if (expected != null && info.getType() != expected) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name + "' is " + expected
+                    + " but the tensor given for it is " + info.getType());
+        }
+        if (isReadOnly()) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "output '" + name
+                    + "': the tensor's memory is read-only");
+        }
+    }
+
     /** Where the data lives ({@code GetTensorMemoryInfo}): a copy the caller closes. */
     public OrtMemoryInfo getMemoryInfo() {
         try (Lease value = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
@@ -208,6 +233,7 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
      * its data pointer: {@code out[0]} is the value, {@code out[1]} the data.
      */
     static MemorySegment[] allocateIn(OrtAllocator allocator, OnnxTensorType type, long[] shape) {
+        OrtAllocator.checkSize(checkShape(shape, -1, type) * type.byteSize());
         MemorySegment value = MemorySegment.NULL;
         try (Lease a = Handles.acquire(allocator); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);

@@ -64,9 +64,7 @@ public final class OrtAllocator extends NativeObject {
      * device address.
      */
     public MemorySegment alloc(long bytes) {
-        if (bytes < 0) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot allocate " + bytes + " bytes");
-        }
+        checkSize(bytes);
         try (Lease a = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.AllocatorAlloc.invoke(Api.Allocator.AllocatorAlloc, a.handle(), bytes, out),
@@ -74,6 +72,21 @@ public final class OrtAllocator extends NativeObject {
             MemorySegment p = out.get(ADDRESS, 0);
             outstanding.add(p.address());
             return hostAccessible ? p.reinterpret(bytes) : p;
+        }
+    }
+
+    /**
+     * The most bytes one block may ask for: 2^56, more than a 57-bit address space holds, so no allocator
+     * can give it. Asked for more than 2^62 bytes, ORT's arena fails and stays broken (every later
+     * allocation of the session fails on an integer overflow), so such sizes never reach it.
+     */
+    public static final long MAX_BLOCK_BYTES = 1L << 56;
+
+    /** Throws unless {@code bytes} is a size one block may ask ORT for (0 to {@link #MAX_BLOCK_BYTES}). */
+    static void checkSize(long bytes) {
+        if (bytes < 0 || bytes > MAX_BLOCK_BYTES) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot allocate " + bytes + " bytes"
+                    + (bytes < 0 ? "" : ": more than any address space holds (at most 2^56)"));
         }
     }
 

@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
@@ -43,6 +44,12 @@ import org.pvn3d.ort.internal.RunScratch;
  * Closing the session first makes every later use of the binding fail clearly; closing the binding
  * releases ORT's references. Closing twice is a no-op.
  *
+ * <p><b>Threads.</b> ORT's binding is one object that a run reads and rebinds (outputs bound to a device
+ * are allocated into it): two runs of one binding at once, or a run and a rebind, would race inside ORT.
+ * So the runs of a binding, its binds and clears, and reading its outputs take turns (one lock per
+ * binding); runs of different bindings, or of the session without a binding, go on in parallel. Give each
+ * thread its own binding for parallel runs.
+ *
  * <p><b>Sessions that capture graphs</b> ({@link OrtSession#capturesGraphs()}: the CUDA provider with
  * {@code enable_cuda_graph}). ORT captures the first runs as a CUDA graph and then only replays it, and a
  * replay reads and writes the device addresses of the capture: rebinding a name to other memory would
@@ -58,6 +65,9 @@ public final class OrtIoBinding extends NativeObject {
     // One lock for the three maps, held across each native bind and clear as well: ORT's bindings and
     // the maps change in the same order, so a name is bound in the maps as it is in ORT (last call wins)
     private final Object lock = new Object();
+    // Taken for a run of this binding and for every call on ORT's binding (see Threads in the class
+    // comment), before `lock` when both are; uncontended it is one compare-and-set, no allocation
+    private final ReentrantLock turns = new ReentrantLock();
     private final Map<String, BoundTensor> inputs = new LinkedHashMap<>();
     private final Map<String, BoundTensor> outputs = new LinkedHashMap<>();
     private final Map<String, OrtMemoryInfo> deviceOutputs = new LinkedHashMap<>(); // copies this binding owns
@@ -101,6 +111,10 @@ public final class OrtIoBinding extends NativeObject {
     /** Binds output {@code name} to a preallocated tensor that ORT writes into (shape and type must match). */
     public OrtIoBinding bindOutput(String name, OnnxTensorLike tensor) {
         checkOutput(name);
+        if (tensor != null) {
+            NodeInfo node = session.getOutputInfo().get(name);
+            tensor.checkCanReceive(name, node.isTensor() ? node.tensorInfo().getType() : null);
+        }
         bindValue(name, tensor, false);
         return this;
     }
@@ -112,9 +126,9 @@ public final class OrtIoBinding extends NativeObject {
      */
     public OrtIoBinding bindOutput(String name, OrtMemoryInfo device) {
         checkOutput(name);
+        turns.lock();
         try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
-            held.add(Handles.acquire(session)); // first: a closed session is reported as such
-            MemorySegment b = held.add(Handles.acquire(this));
+            MemorySegment b = useWithSession(held);
             MemorySegment info = held.add(Handles.acquire(device));
             MemorySegment cName = arena.allocateFrom(name);
             OrtMemoryInfo copy = OrtMemoryInfo.copyOf(info);
@@ -136,8 +150,29 @@ public final class OrtIoBinding extends NativeObject {
             if (old != null) {
                 old.close();
             }
+        } finally {
+            turns.unlock();
         }
         return this;
+    }
+
+    /**
+     * Uses of this binding and of its session (ORT's binding points into the session: a closed one is
+     * reported as such), kept by {@code held}; returns the binding's handle.
+     */
+    private MemorySegment useWithSession(LeaseGroup held) {
+        MemorySegment b = held.add(Handles.acquire(this));
+        held.add(Handles.acquire(session));
+        return b;
+    }
+
+    /** Takes this binding's turn for a run ({@link OrtSession#run(OrtIoBinding, RunOptions)}; see Threads). */
+    void lockForRun() {
+        turns.lock();
+    }
+
+    void unlockAfterRun() {
+        turns.unlock();
     }
 
     /**
@@ -231,9 +266,9 @@ public final class OrtIoBinding extends NativeObject {
         if (tensor == null) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, (input ? "input '" : "output '") + name + "': tensor is null");
         }
+        turns.lock();
         try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
-            held.add(Handles.acquire(session)); // first: a closed session is reported as such
-            MemorySegment b = held.add(Handles.acquire(this));
+            MemorySegment b = useWithSession(held);
             MemorySegment v = held.add(tensor.acquireFor((input ? "input '" : "output '") + name + "'"));
             MemorySegment cName = arena.allocateFrom(name);
             long data = dataAddress(v, arena);
@@ -261,6 +296,8 @@ public final class OrtIoBinding extends NativeObject {
             if (old != null) {
                 old.close();
             }
+        } finally {
+            turns.unlock();
         }
     }
 
@@ -291,8 +328,9 @@ public final class OrtIoBinding extends NativeObject {
 
     /** Unbinds every input ({@code ClearBoundInputs}). */
     public void clearBoundInputs() {
-        try (Lease use = Handles.acquire(this)) {
-            MemorySegment b = use.handle();
+        turns.lock();
+        try (LeaseGroup held = new LeaseGroup()) {
+            MemorySegment b = useWithSession(held);
             List<BoundTensor> unbound;
             synchronized (lock) {
                 OrtApi.ClearBoundInputs.invoke(Api.IoBinding.ClearBoundInputs, b);
@@ -300,13 +338,16 @@ public final class OrtIoBinding extends NativeObject {
                 snapshot();
             }
             unbound.forEach(OrtIoBinding::endHold);
+        } finally {
+            turns.unlock();
         }
     }
 
     /** Unbinds every output ({@code ClearBoundOutputs}), including the values of earlier runs. */
     public void clearBoundOutputs() {
-        try (Lease use = Handles.acquire(this)) {
-            MemorySegment b = use.handle();
+        turns.lock();
+        try (LeaseGroup held = new LeaseGroup()) {
+            MemorySegment b = useWithSession(held);
             List<BoundTensor> unbound = new ArrayList<>();
             List<OrtMemoryInfo> infos;
             synchronized (lock) {
@@ -315,29 +356,38 @@ public final class OrtIoBinding extends NativeObject {
             }
             unbound.forEach(OrtIoBinding::endHold);
             infos.forEach(OrtMemoryInfo::close);
+        } finally {
+            turns.unlock();
         }
     }
 
     /** Waits until bound inputs are ready on their devices ({@code SynchronizeBoundInputs}). */
     public void synchronizeBoundInputs() {
-        try (Lease use = Handles.acquire(this)) {
-            MemorySegment b = use.handle();
+        turns.lock();
+        try (LeaseGroup held = new LeaseGroup()) {
+            MemorySegment b = useWithSession(held);
             Api.checkStatus(OrtApi.SynchronizeBoundInputs.invoke(Api.IoBinding.SynchronizeBoundInputs, b), "SynchronizeBoundInputs");
+        } finally {
+            turns.unlock();
         }
     }
 
     /** Waits until the outputs of the last run are complete ({@code SynchronizeBoundOutputs}). */
     public void synchronizeBoundOutputs() {
-        try (Lease use = Handles.acquire(this)) {
-            MemorySegment b = use.handle();
+        turns.lock();
+        try (LeaseGroup held = new LeaseGroup()) {
+            MemorySegment b = useWithSession(held);
             Api.checkStatus(OrtApi.SynchronizeBoundOutputs.invoke(Api.IoBinding.SynchronizeBoundOutputs, b), "SynchronizeBoundOutputs");
+        } finally {
+            turns.unlock();
         }
     }
 
     /** Names of the bound outputs, in binding order ({@code GetBoundOutputNames}). */
     public List<String> getOutputNames() {
-        try (Lease use = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
-            MemorySegment b = use.handle();
+        turns.lock();
+        try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
+            MemorySegment b = useWithSession(held);
             MemorySegment bufOut = arena.allocate(ADDRESS);
             MemorySegment lensOut = arena.allocate(ADDRESS);
             MemorySegment countOut = arena.allocate(JAVA_LONG);
@@ -368,6 +418,8 @@ public final class OrtIoBinding extends NativeObject {
                 Memory.freeDefault(lens);
             }
             return names;
+        } finally {
+            turns.unlock();
         }
     }
 
@@ -377,9 +429,10 @@ public final class OrtIoBinding extends NativeObject {
      * the host with {@code CudaCopy.toHost}).
      */
     public Result getOutputs() {
-        List<String> names = getOutputNames();
-        try (Lease use = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
-            MemorySegment b = use.handle();
+        turns.lock(); // the names and the values of one run (reentrant: getOutputNames takes it too)
+        try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
+            List<String> names = getOutputNames();
+            MemorySegment b = useWithSession(held);
             MemorySegment valuesOut = arena.allocate(ADDRESS);
             MemorySegment countOut = arena.allocate(JAVA_LONG);
             Api.checkStatus(OrtApi.GetBoundOutputValues.invoke(Api.IoBinding.GetBoundOutputValues, b, Memory.DEFAULT_ALLOCATOR,
@@ -406,6 +459,8 @@ public final class OrtIoBinding extends NativeObject {
             } finally {
                 s.give();
             }
+        } finally {
+            turns.unlock();
         }
     }
 

@@ -48,6 +48,7 @@ public final class OrtSession extends NativeObject {
     private final String[] outputNameList;
     private final long[] inputNameAddresses;
     private final long[] outputNameAddresses;
+    private final OnnxTensorType[] outputTypes; // by output index; null where the output is not a tensor
     private final OrtCustomOpDomain[] domainArray;
     /** Up to this many model inputs (outputs), a run looks them up in the caller's map instead of iterating it. */
     private static final int LOOKUP_LIMIT = 64;
@@ -79,6 +80,8 @@ public final class OrtSession extends NativeObject {
         outputNameList = outputs.keySet().toArray(String[]::new);
         inputNameAddresses = cNames(inputNameList, inputIndex);
         outputNameAddresses = cNames(outputNameList, outputIndex);
+        outputTypes = outputs.values().stream().map(n -> n.isTensor() ? n.tensorInfo().getType() : null)
+                .toArray(OnnxTensorType[]::new);
         domainArray = domains.toArray(OrtCustomOpDomain[]::new);
     }
 
@@ -443,6 +446,7 @@ public final class OrtSession extends NativeObject {
             for (int k = 0; k < outputNameList.length && o < n; k++) {
                 OnnxTensorLike t = given.get(outputNameList[k]);
                 if (t != null) {
+                    t.checkCanReceive(outputNameList[k], outputTypes[k]);
                     s.set(at + n + o, t.beginRunUse(s, "output", outputNameList[k]));
                     s.set(at + o++, outputNameAddresses[k]);
                 }
@@ -457,6 +461,7 @@ public final class OrtSession extends NativeObject {
             if (idx == null || e.getValue() == null) {
                 throw badNames(given, outputIndex, outputs.keySet(), "preallocated output");
             }
+            e.getValue().checkCanReceive(e.getKey(), outputTypes[idx]);
             s.set(at + n + o, e.getValue().beginRunUse(s, "output", e.getKey()));
             s.set(at + o++, outputNameAddresses[idx]);
         }
@@ -540,16 +545,21 @@ public final class OrtSession extends NativeObject {
     }
 
     private void runNative(OrtIoBinding binding, RunOptions options) {
-        RunScratch s = RunScratch.take(0);
+        binding.lockForRun(); // one run of a binding at a time (OrtIoBinding: Threads)
         try {
-            long runOptions = beginRun(s, options);
-            String graph = capturesGraphs ? RunOptions.graphId(options) : null; // null: no graph to keep addresses for
-            long b = binding.beginRun(s, graph);
-            Api.checkStatus(Api.Direct.runWithBinding(Handles.address(this), runOptions, b), "run with IO binding");
-            binding.afterRun(graph);
-            afterRun();
+            RunScratch s = RunScratch.take(0);
+            try {
+                long runOptions = beginRun(s, options);
+                String graph = capturesGraphs ? RunOptions.graphId(options) : null; // null: no graph to keep addresses for
+                long b = binding.beginRun(s, graph);
+                Api.checkStatus(Api.Direct.runWithBinding(Handles.address(this), runOptions, b), "run with IO binding");
+                binding.afterRun(graph);
+                afterRun();
+            } finally {
+                s.give();
+            }
         } finally {
-            s.give();
+            binding.unlockAfterRun();
         }
     }
 

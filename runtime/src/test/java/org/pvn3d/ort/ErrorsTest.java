@@ -39,6 +39,47 @@ class ErrorsTest {
     }
 
     @Test
+    void aTensorTooLargeToAllocateIsAnOrtException() {
+        // byte counts just under Long.MAX_VALUE: rounding them up to the alignment used to wrap around
+        OrtException e = assertThrows(OrtException.class, () -> OnnxTensor.allocate(OnnxTensorType.INT8, Long.MAX_VALUE));
+        assertTrue(e.getMessage().contains("out of host memory"), e.getMessage());
+        assertThrows(OrtException.class, () -> OnnxTensor.allocate(OnnxTensorType.DOUBLE, Long.MAX_VALUE / 8));
+    }
+
+    @Test
+    void aPreallocatedOutputOfAnotherElementTypeIsRefused() {
+        try (OnnxTensor x = OnnxTensor.createTensor(new float[] {1, 2, 3, 4}, 1, 4);
+                OnnxTensor half = OnnxTensor.allocate(OnnxTensorType.FLOAT16, 1, 4);
+                OnnxTensor wide = OnnxTensor.allocate(OnnxTensorType.DOUBLE, 1, 4)) {
+            for (OnnxTensor wrong : new OnnxTensor[] {half, wide}) {
+                OrtException e = assertThrows(OrtException.class,
+                        () -> arith.run(Map.of("x", x, "y", x), Map.of("sum", wrong), null));
+                assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
+                assertEquals("[ORT_INVALID_ARGUMENT] output 'sum' is FLOAT but the tensor given for it is " + wrong.getType(),
+                        e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void aReadOnlyTensorIsAnInputButNeverAnOutput() {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment data = arena.allocateFrom(java.lang.foreign.ValueLayout.JAVA_FLOAT, 1, 2, 3, 4);
+            try (OnnxTensor readOnly = OnnxTensor.fromSegment(data.asReadOnly(), OnnxTensorType.FLOAT, 1, 4);
+                    OnnxTensor y = OnnxTensor.createTensor(new float[] {10, 20, 30, 40}, 1, 4)) {
+                assertTrue(readOnly.isReadOnly());
+                OrtException e = assertThrows(OrtException.class,
+                        () -> arith.run(Map.of("x", y, "y", y), Map.of("sum", readOnly), null));
+                assertEquals("[ORT_INVALID_ARGUMENT] output 'sum': the tensor's memory is read-only", e.getMessage());
+                assertArrayEquals(new float[] {1, 2, 3, 4}, readOnly.getFloatArray(), "not written");
+                try (Result r = arith.run(Map.of("x", readOnly, "y", y))) {
+                    assertArrayEquals(new float[] {11, 22, 33, 44}, r.tensor("sum").getFloatArray());
+                }
+            }
+        }
+    }
+
+    @Test
     void aFileThatIsNotAModelFailsToLoad() {
         OrtException e = assertThrows(OrtException.class, () -> env.createSession(TestModels.model("not_a_model.onnx")));
         assertEquals(OrtErrorCode.ORT_INVALID_PROTOBUF, e.getCode());

@@ -15,6 +15,7 @@ import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtCustomOp;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Probes;
+import org.pvn3d.ort.internal.RefCount;
 
 /**
  * The upcall stubs every {@code OrtCustomOp} struct points at, and the dispatch from ORT's pointers
@@ -169,9 +170,11 @@ final class Upcalls {
             }
             KernelContext ctx = holder.takeContext();
             ctx.begin(context);
+            int[] callback = RefCount.callbackBegin(); // a close() in compute must not wait for this run
             try {
                 holder.kernel.compute(ctx);
             } finally {
+                RefCount.callbackEnd(callback);
                 ctx.end();
                 holder.giveContext(ctx);
             }

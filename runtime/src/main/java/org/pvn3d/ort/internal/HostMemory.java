@@ -39,6 +39,12 @@ public final class HostMemory {
 
     /** {@code bytes} of uninitialised memory (at least one byte is reserved), 64-byte aligned. */
     public static MemorySegment allocate(long bytes) {
+        if (bytes < 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "negative host allocation size " + bytes);
+        }
+        if (bytes > Long.MAX_VALUE - ALIGNMENT) {  // the rounding below would wrap to a small size
+            throw new OrtException(OrtErrorCode.ORT_FAIL, "out of host memory allocating " + bytes + " bytes");
+        }
         long rounded = Math.max(ALIGNMENT, (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT);
         MemorySegment block;
         try {

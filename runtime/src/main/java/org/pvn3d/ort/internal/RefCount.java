@@ -64,6 +64,12 @@ public final class RefCount {
     @SuppressWarnings("unused") // through STATE
     private volatile long state;
     private int holds; // guarded by this
+    // set by a close() that could not wait for the uses in flight (see close): the last use to end releases
+    private boolean releaseOnLastUse; // guarded by this
+
+    // How deep the current thread is in callbacks from native code that can run inside a native call
+    // holding uses (a custom kernel's compute inside a run): a close() there must not wait for them
+    private static final ThreadLocal<int[]> CALLBACK_DEPTH = ThreadLocal.withInitial(() -> new int[1]);
 
     /**
      * @param handle      the native handle
@@ -140,8 +146,27 @@ public final class RefCount {
         if ((s & USES) == 0 && (s & OWNER_CLOSED) != 0) {
             synchronized (this) {
                 notifyAll(); // a close or a release waits for the last use
+                if (releaseOnLastUse && holds == 0) {
+                    releaseLocked();
+                }
             }
         }
+    }
+
+    /**
+     * Marks the current thread as inside a callback from native code that may run within a native call
+     * holding uses (a custom kernel's compute, inside a run), until {@link #callbackEnd}; returns the
+     * marker to give back there (one thread-local lookup per callback, no allocation after the first).
+     */
+    public static int[] callbackBegin() {
+        int[] depth = CALLBACK_DEPTH.get();
+        depth[0]++;
+        return depth;
+    }
+
+    /** Ends what {@link #callbackBegin} began. */
+    public static void callbackEnd(int[] depth) {
+        depth[0]--;
     }
 
     /** Begins a hold on the handle (see the class comment); throws once the owner has closed. */
@@ -195,7 +220,9 @@ public final class RefCount {
     /**
      * Gives up the owner's reference: refuses new uses and holds, waits for the uses in flight, and
      * releases the handle now unless holds keep it. Later calls do nothing (a call made while another
-     * is still waiting for uses waits too).
+     * is still waiting for uses waits too). Inside a callback ({@link #callbackBegin}) with uses in
+     * flight it does not wait, since one of them may be the native call the callback runs in (a kernel
+     * closing its own run's session would wait for itself): the last use to end releases the handle.
      */
     public void close() {
         synchronized (this) {
@@ -203,6 +230,10 @@ public final class RefCount {
             do {
                 s = state;
             } while ((s & OWNER_CLOSED) == 0 && !STATE.compareAndSet(this, s, s | OWNER_CLOSED));
+            if ((s & USES) != 0 && CALLBACK_DEPTH.get()[0] > 0) {
+                releaseOnLastUse = true;
+                return;
+            }
             awaitNoUse();
             if (holds == 0) {
                 releaseLocked();
@@ -215,8 +246,8 @@ public final class RefCount {
             exit();
         } else {
             synchronized (this) {
-                if (--holds == 0 && (state & OWNER_CLOSED) != 0) {
-                    releaseLocked();
+                if (--holds == 0 && (state & OWNER_CLOSED) != 0 && !(releaseOnLastUse && (state & USES) != 0)) {
+                    releaseLocked(); // (with uses left after a close in a callback, the last use releases)
                 }
             }
         }

@@ -163,6 +163,42 @@ class CustomOpDomainTest {
     }
 
     @Test
+    void aKernelClosingItsOwnRunsSessionAndInputDoesNotWaitForItself() throws Exception {
+        // close() waits for the uses in flight; from inside compute one of them is the run that called it
+        java.util.concurrent.atomic.AtomicReference<AutoCloseable[]> toClose = new java.util.concurrent.atomic.AtomicReference<>();
+        CustomOpDomain domain = CustomOpDomain.of("test.java", scaleOp(info -> ctx -> {
+            KernelTensor x = ctx.input(0, OnnxTensorType.FLOAT, -1);
+            KernelTensor y = ctx.output(0, x.shape());
+            y.data().copyFrom(x.data());
+            for (AutoCloseable c : toClose.get()) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }));
+        try (SessionOptions options = new SessionOptions().registerCustomOps(domain)) {
+            OrtSession s = env.createSession(model("java_scale.onnx"), options);
+            OnnxTensor x = OnnxTensor.createTensor(new float[] {1, 2, 3, 4}, 2, 2);
+            toClose.set(new AutoCloseable[] {s, x});
+            java.util.concurrent.Future<float[]> run = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()
+                    .submit(() -> {
+                        try (Result r = s.run(Map.of("x", x))) {
+                            return r.tensor("y").getFloatArray();
+                        }
+                    });
+            assertArrayEquals(new float[] {1, 2, 3, 4}, run.get(60, java.util.concurrent.TimeUnit.SECONDS), "the run finished");
+            assertTrue(s.isClosed() && x.isClosed());
+            OrtException e = assertThrows(OrtException.class, () -> s.run(Map.of()));
+            assertTrue(e.getMessage().contains("OrtSession is closed"), e.getMessage());
+            assertEquals(0, domain.liveKernelCount(), "the session was released when its run ended");
+        } finally {
+            domain.close();
+        }
+    }
+
+    @Test
     void factoryFailuresFailSessionCreationWithTheirMessage() {
         CustomOp throwing = scaleOp(info -> {
             throw new IllegalArgumentException("factory refuses node " + info.nodeName());

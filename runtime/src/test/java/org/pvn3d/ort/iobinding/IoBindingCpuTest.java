@@ -289,6 +289,28 @@ class IoBindingCpuTest {
     }
 
     @Test
+    void anImpossibleAllocationIsRefusedAndTheSessionStillRuns() {
+        float[] x = ramp(8, 1, 1);
+        try (OrtSession s = env.createSession(model("arith.onnx"));
+                OrtMemoryInfo cpu = OrtMemoryInfo.cpu();
+                OrtAllocator alloc = s.getAllocator(cpu);
+                OnnxTensor tx = OnnxTensor.createTensor(x, 2, 4)) {
+            // more than 2^62 bytes used to break the session's arena for good (an integer overflow in ORT)
+            for (long bytes : new long[] {Long.MAX_VALUE, (1L << 62) + 1, OrtAllocator.MAX_BLOCK_BYTES + 1}) {
+                OrtException e = assertThrows(OrtException.class, () -> alloc.alloc(bytes));
+                assertEquals("[ORT_INVALID_ARGUMENT] cannot allocate " + bytes
+                        + " bytes: more than any address space holds (at most 2^56)", e.getMessage());
+            }
+            assertThrows(OrtException.class, () -> OnnxTensor.createTensor(alloc, OnnxTensorType.INT8, Long.MAX_VALUE));
+            try (Result r = s.run(Map.of("x", tx, "y", tx))) {
+                assertArith(x, x, r.tensor("sum").getFloatArray(), null, null);
+            }
+            MemorySegment m = alloc.alloc(64);
+            alloc.free(m);
+        }
+    }
+
+    @Test
     void javaAllocatorServesACpuSessionAndItsCountersShowIt() {
         JavaAllocator ja = JavaAllocator.cpu();
         env.registerAllocator(ja);
@@ -343,6 +365,126 @@ class IoBindingCpuTest {
         }
         assertThrows(OrtException.class, () -> env.unregisterAllocator(ja));
         assertThrows(OrtException.class, () -> env.registerAllocator(ja), "a closed Java allocator cannot be registered");
+    }
+
+    @Test
+    void aJavaAllocatorWhoseBackingFailsServesHostMemoryInsteadAndAClosedRegisteredOneKeepsServing() {
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        JavaAllocator ja = JavaAllocator.create("failing every other block", OrtMemoryInfo.cpu(OrtMemoryInfo.AllocatorType.DEVICE),
+                new JavaAllocator.Backing() {
+                    @Override
+                    public long allocate(long bytes) {
+                        if (calls.incrementAndGet() % 2 == 0) {
+                            throw new IllegalStateException("quota"); // or 0: both are a failure
+                        }
+                        return Arena.global().allocate(bytes, 64).address(); // never freed: a test's few KB
+                    }
+
+                    @Override
+                    public void free(long address) {}
+                });
+        env.registerAllocator(ja);
+        retainedMemoryInfos = 1;
+        float[] x = ramp(16 * 64, -2, 0.004f);
+        try {
+            float[] expected;
+            try (OrtSession plain = env.createSession(model("matmul_chain.onnx"));
+                    OnnxTensor tx = OnnxTensor.createTensor(x, 16, 64);
+                    Result r = plain.run(Map.of("x", tx))) {
+                expected = r.tensor("y").getFloatArray();
+            }
+            try (SessionOptions o = new SessionOptions().addConfigEntry(OrtEnvironment.USE_ENV_ALLOCATORS, "1");
+                    OrtSession s = env.createSession(model("matmul_chain.onnx"), o);
+                    OnnxTensor tx = OnnxTensor.createTensor(x, 16, 64)) {
+                for (int run = 0; run < 3; run++) {
+                    try (Result r = s.run(Map.of("x", tx))) {
+                        assertArrayEquals(expected, r.tensor("y").getFloatArray(), 0f);
+                    }
+                }
+                JavaAllocator.Counters c = ja.counters();
+                assertTrue(c.failedAllocations() > 0 && c.allocations() > c.failedAllocations(), c.toString());
+                env.unregisterAllocator(ja);
+                ja.close(); // the session took it: it keeps serving (a null pointer would crash ORT)
+                try (Result r = s.run(Map.of("x", tx))) {
+                    assertArrayEquals(expected, r.tensor("y").getFloatArray(), 0f);
+                }
+                assertTrue(ja.counters().allocations() > c.allocations(), "served after close: " + ja.counters());
+            }
+            JavaAllocator.Counters end = ja.counters();
+            assertEquals(0, end.bytesLive(), end.toString());
+            assertEquals(end.allocations(), end.frees());
+        } finally {
+            if (!ja.isClosed()) {
+                env.unregisterAllocator(ja);
+                ja.close();
+            }
+        }
+    }
+
+    @Test
+    void aBoundOutputMustHaveTheOutputsTypeAndWritableMemory() {
+        try (OrtSession s = env.createSession(model("arith.onnx"));
+                OrtIoBinding b = s.createIoBinding();
+                OnnxTensor half = OnnxTensor.allocate(OnnxTensorType.FLOAT16, 2, 4);
+                Arena arena = Arena.ofConfined()) {
+            OrtException e = assertThrows(OrtException.class, () -> b.bindOutput("sum", half));
+            assertEquals("[ORT_INVALID_ARGUMENT] output 'sum' is FLOAT but the tensor given for it is FLOAT16", e.getMessage());
+            try (OnnxTensor readOnly = OnnxTensor.fromSegment(arena.allocate(32).asReadOnly(), OnnxTensorType.FLOAT, 2, 4)) {
+                e = assertThrows(OrtException.class, () -> b.bindOutput("sum", readOnly));
+                assertEquals("[ORT_INVALID_ARGUMENT] output 'sum': the tensor's memory is read-only", e.getMessage());
+            }
+            assertTrue(b.getOutputNames().isEmpty());
+        }
+    }
+
+    @Test
+    void aBindingFailsClearlyOnceItsSessionIsClosed() {
+        OrtSession s = env.createSession(model("arith.onnx"));
+        try (OnnxTensor x = OnnxTensor.createTensor(ramp(8, 1, 1), 2, 4);
+                OrtMemoryInfo cpu = OrtMemoryInfo.cpu();
+                OrtIoBinding b = s.createIoBinding()) {
+            b.bindInput("x", x).bindInput("y", x).bindOutput("sum", cpu).bindOutput("prod", cpu).bindOutput("affine", cpu);
+            s.run(b);
+            s.close();
+            List<Runnable> uses = List.of(b::synchronizeBoundInputs, b::synchronizeBoundOutputs, b::getOutputNames,
+                    () -> b.getOutputs().close(), b::clearBoundInputs, b::clearBoundOutputs, () -> b.bindInput("x", x),
+                    () -> b.bindOutput("prod", cpu));
+            for (Runnable use : uses) {
+                OrtException e = assertThrows(OrtException.class, use::run);
+                assertTrue(e.getMessage().contains("OrtSession is closed"), e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void twoThreadsRunningOneBindingTakeTurns() throws Exception {
+        // outputs ORT allocates are rebound before every run: two runs of one binding at once used to race in ORT
+        float[] x = ramp(64 * 64, -1, 0.001f);
+        try (OrtSession s = env.createSession(model("arith.onnx"));
+                OnnxTensor tx = OnnxTensor.createTensor(x, 1024, 4);
+                OrtMemoryInfo cpu = OrtMemoryInfo.cpu();
+                OrtIoBinding b = s.createIoBinding()) {
+            b.bindInput("x", tx).bindInput("y", tx).bindOutput("sum", cpu).bindOutput("prod", cpu).bindOutput("affine", cpu);
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+            try {
+                java.util.concurrent.Callable<Void> runs = () -> {
+                    for (int i = 0; i < 5000; i++) {
+                        s.run(b);
+                    }
+                    return null;
+                };
+                var first = pool.submit(runs);
+                var second = pool.submit(runs);
+                first.get();
+                second.get();
+            } finally {
+                pool.shutdownNow();
+            }
+            try (Result r = b.getOutputs()) {
+                assertArith(x, x, r.tensor("sum").getFloatArray(), r.tensor("prod").getFloatArray(),
+                        r.tensor("affine").getFloatArray());
+            }
+        }
     }
 
     @Test
