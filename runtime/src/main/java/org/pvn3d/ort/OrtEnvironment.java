@@ -103,6 +103,8 @@ public final class OrtEnvironment implements AutoCloseable {
 
     /** Creates a session from a model file. */
     public OrtSession createSession(Path model, SessionOptions options) {
+        java.util.Objects.requireNonNull(model, "model path is null");
+        java.util.Objects.requireNonNull(options, "session options are null");
         return OrtSession.create(this, model, null, options);
     }
 
@@ -122,6 +124,8 @@ public final class OrtEnvironment implements AutoCloseable {
 
     /** Creates a session from a model held in memory. */
     public OrtSession createSession(byte[] model, SessionOptions options) {
+        java.util.Objects.requireNonNull(model, "model bytes are null");
+        java.util.Objects.requireNonNull(options, "session options are null");
         return OrtSession.create(this, null, model, options);
     }
 

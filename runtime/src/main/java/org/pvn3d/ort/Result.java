@@ -46,8 +46,13 @@ public final class Result implements AutoCloseable, Iterable<Map.Entry<String, O
         return values.length;
     }
 
+    /** The output at {@code index} (the model's output order, or the binding's); see {@link #get(String)}. */
     public OnnxValue get(int index) {
-        return values[index];
+        if (index < 0 || index >= values.length) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "no output #" + index + " in this result; it has "
+                    + values.length + " " + names);
+        }
+        return get(names.get(index));
     }
 
     public OnnxValue get(String name) {

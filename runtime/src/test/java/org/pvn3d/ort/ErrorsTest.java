@@ -80,6 +80,28 @@ class ErrorsTest {
     }
 
     @Test
+    void aResultReadOutOfRangeOrAfterTakeFailsClearly() {
+        try (OnnxTensor x = OnnxTensor.createTensor(new float[] {1, 2, 3, 4}, 1, 4);
+                Result r = arith.run(Map.of("x", x, "y", x))) {
+            OrtException e = assertThrows(OrtException.class, () -> r.get(r.size()));
+            assertTrue(e.getMessage().contains("no output #" + r.size() + " in this result"), e.getMessage());
+            assertThrows(OrtException.class, () -> r.get(-1));
+            int sum = r.names().indexOf("sum");
+            r.take("sum").close();
+            e = assertThrows(OrtException.class, () -> r.get(sum));
+            assertTrue(e.getMessage().contains("output 'sum' was taken out of this result"), e.getMessage());
+        }
+    }
+
+    @Test
+    void nullModelsAreNamedAsSuch() {
+        NullPointerException e = assertThrows(NullPointerException.class, () -> env.createSession((java.nio.file.Path) null));
+        assertEquals("model path is null", e.getMessage());
+        e = assertThrows(NullPointerException.class, () -> env.createSession((byte[]) null));
+        assertEquals("model bytes are null", e.getMessage());
+    }
+
+    @Test
     void aFileThatIsNotAModelFailsToLoad() {
         OrtException e = assertThrows(OrtException.class, () -> env.createSession(TestModels.model("not_a_model.onnx")));
         assertEquals(OrtErrorCode.ORT_INVALID_PROTOBUF, e.getCode());

@@ -31,6 +31,32 @@ public final class PvtFile {
 
     /** One tensor of a PVT1 file, held as little-endian bytes. */
     public record Entry(String name, OnnxTensorType type, long[] shape, byte[] data) {
+        /** Checks that {@code data} holds exactly the bytes of {@code shape}'s elements of {@code type}. */
+        public Entry {
+            java.util.Objects.requireNonNull(name, "entry name is null");
+            java.util.Objects.requireNonNull(type, "entry type is null");
+            java.util.Objects.requireNonNull(shape, "entry shape is null");
+            java.util.Objects.requireNonNull(data, "entry data is null");
+            for (long d : shape) {
+                if (d < 0) {
+                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "PVT1 entry '" + name + "': negative dimension in "
+                            + Arrays.toString(shape));
+                }
+            }
+            long count;
+            try {
+                count = Arrays.stream(shape).reduce(1, Math::multiplyExact);
+                count = Math.multiplyExact(count, type.byteSize());
+            } catch (ArithmeticException e) {
+                count = -1;
+            }
+            if (type.byteSize() > 0 && count != data.length) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "PVT1 entry '" + name + "': " + type + " "
+                        + Arrays.toString(shape) + " needs " + (count < 0 ? "more than 2^63" : String.valueOf(count))
+                        + " bytes, the data has " + data.length);
+            }
+        }
+
         public long elementCount() {
             return Arrays.stream(shape).reduce(1, Math::multiplyExact);
         }

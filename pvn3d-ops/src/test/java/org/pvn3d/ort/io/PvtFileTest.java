@@ -141,6 +141,21 @@ class PvtFileTest {
     }
 
     @Test
+    void anEntryMadeInJavaMustHoldItsShapesBytes() {
+        OrtException e = assertThrows(OrtException.class,
+                () -> new PvtFile.Entry("cld_rgb_nrm", OnnxTensorType.FLOAT, new long[] {1, 1024, 9}, new byte[8]));
+        assertEquals("[ORT_INVALID_ARGUMENT] PVT1 entry 'cld_rgb_nrm': FLOAT [1, 1024, 9] needs 36864 bytes, the data has 8",
+                e.getMessage());
+        e = assertThrows(OrtException.class, () -> new PvtFile.Entry("a", OnnxTensorType.FLOAT, new long[] {-1}, new byte[0]));
+        assertTrue(e.getMessage().contains("negative dimension"), e.getMessage());
+        e = assertThrows(OrtException.class,
+                () -> new PvtFile.Entry("a", OnnxTensorType.FLOAT, new long[] {1L << 40, 1L << 40}, new byte[0]));
+        assertTrue(e.getMessage().contains("needs more than 2^63 bytes"), e.getMessage());
+        assertArrayEquals(new float[] {1.5f}, new PvtFile.Entry("a", OnnxTensorType.FLOAT, new long[] {1},
+                new byte[] {0, 0, (byte) 0xc0, 0x3f}).floats());
+    }
+
+    @Test
     void everyTruncationOfAGoodFileFailsCleanly() throws Exception {
         byte[] good = new Writer().magic("PVT1").int32(2).floats("points", 6).floats("b", 2).bytes();
         read(good);

@@ -26,6 +26,10 @@ public record Pose(double[] r, double[] t) {
 
     /** From float32 arrays (as the ONNX outputs and the fixture files hold them). */
     public static Pose of(float[] r, float[] t) {
+        if (r.length != 9 || t.length != 3) {
+            throw new IllegalArgumentException("a pose is 9 rotation and 3 translation values, not " + r.length + " and "
+                    + t.length);
+        }
         double[] rd = new double[9];
         double[] td = new double[3];
         for (int i = 0; i < 9; i++) {

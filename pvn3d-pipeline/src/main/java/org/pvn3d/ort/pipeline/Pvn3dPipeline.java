@@ -74,9 +74,9 @@ public final class Pvn3dPipeline implements AutoCloseable {
     public record Config(Provider provider, int device, int threads, PoseSolver poseSolver, int objectClass, int warmup,
             int repeat, boolean ioBinding, Path profileDir, IcpRefinement refinement) {
         public Config {
-            if (warmup < 0 || repeat < 1 || threads < 0 || device < 0) {
-                throw new IllegalArgumentException("warmup >= 0, repeat >= 1, threads >= 0 and device >= 0, not " + warmup
-                        + ", " + repeat + ", " + threads + ", " + device);
+            if (warmup < 0 || repeat < 1 || threads < 0 || device < 0 || objectClass < 0) {
+                throw new IllegalArgumentException("warmup >= 0, repeat >= 1, threads >= 0, device >= 0 and objectClass >= 0, not "
+                        + warmup + ", " + repeat + ", " + threads + ", " + device + ", " + objectClass);
             }
         }
 

@@ -179,7 +179,7 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
     }
 
     public Pose groundTruth() {
-        return Pose.of(entry("gt_R").floats(), entry("gt_t").floats());
+        return Pose.of(floats("gt_R", 9), floats("gt_t", 3));
     }
 
     public float[] modelPoints() {
@@ -187,7 +187,7 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
     }
 
     public double diameter() {
-        return entry("model_diameter").floats()[0];
+        return floats("model_diameter", 1)[0];
     }
 
     public boolean hasImage() {
@@ -196,6 +196,16 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
 
     /** The fraction of the object hidden by occluders, or NaN where the sample does not say. */
     public double occlusion() {
-        return has("occlusion") ? entry("occlusion").floats()[0] : Double.NaN;
+        return has("occlusion") ? floats("occlusion", 1)[0] : Double.NaN;
+    }
+
+    /** Entry {@code name}'s floats, which must be {@code count} of them. */
+    private float[] floats(String name, int count) {
+        float[] v = entry(name).floats();
+        if (v.length != count) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": '" + name + "' must hold " + count
+                    + (count == 1 ? " float" : " floats") + ", not " + v.length);
+        }
+        return v;
     }
 }

@@ -30,6 +30,10 @@ public record Votes(int k, int n, float[] votes, boolean[] mask) {
             throw new IllegalArgumentException("inconsistent shapes: cld " + cld.length + " floats (C=" + cldChannels + "), kp_of "
                     + kpOf.length + ", ctr_of " + ctrOf.length + ", seg " + seg.length + " (classes=" + classes + ")");
         }
+        if (objectClass < 0 || objectClass >= classes) {
+            throw new IllegalArgumentException("object class " + objectClass + " is not one of the model's " + classes
+                    + " classes (0 to " + (classes - 1) + ")");
+        }
         int kp = kpOf.length / (n * 3);
         int k = kp + 1;
         float[] votes = new float[k * n * 3];

@@ -1,0 +1,64 @@
+package org.pvn3d.ort.pipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.pvn3d.ort.OnnxTensorType;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
+
+/**
+ * Samples and settings a hostile user gave the pipeline: each fails with a clear exception naming what is
+ * wrong (it used to be an ArrayIndexOutOfBoundsException, or a silent non-finite pose), and the pipeline
+ * still gives the shipped sample's pose afterwards.
+ */
+class Pvn3dBadSampleTest {
+    static Pvn3dPipeline pipeline;
+    static Pvn3dSample sample;
+    static double[] expectedT;
+
+    @BeforeAll
+    static void open() {
+        sample = Pvn3dSample.resource(Pvn3dSample.RESOURCE);
+        pipeline = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu());
+        expectedT = pipeline.run(sample).pose().pose().t();
+    }
+
+    @AfterAll
+    static void close() {
+        pipeline.close();
+    }
+
+    @AfterEach
+    void thePipelineStillWorks() {
+        assertEquals(java.util.Arrays.toString(expectedT), java.util.Arrays.toString(pipeline.run(sample).pose().pose().t()));
+    }
+
+    @Test
+    void groundTruthEntriesOfTheWrongSize() {
+        OrtException e = assertThrows(OrtException.class,
+                () -> pipeline.run(sample.with("model_diameter", OnnxTensorType.FLOAT, new long[] {0}, new float[0])));
+        assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
+        assertTrue(e.getMessage().endsWith("'model_diameter' must hold 1 float, not 0"), e.getMessage());
+        e = assertThrows(OrtException.class, () -> pipeline.run(sample.with("gt_R", OnnxTensorType.FLOAT, new long[] {4}, new float[4])));
+        assertTrue(e.getMessage().endsWith("'gt_R' must hold 9 floats, not 4"), e.getMessage());
+        e = assertThrows(OrtException.class, () -> pipeline.run(sample.with("gt_t", OnnxTensorType.FLOAT, new long[] {0}, new float[0])));
+        assertTrue(e.getMessage().endsWith("'gt_t' must hold 3 floats, not 0"), e.getMessage());
+    }
+
+    @Test
+    void anObjectClassTheModelDoesNotHave() {
+        try (Pvn3dPipeline other = Pvn3dPipeline.tiny(new Pvn3dPipeline.Config(Pvn3dPipeline.Provider.CPU, 0, 0,
+                new JavaPoseSolver(), 99, 0, 1, true, null, IcpRefinement.DEFAULT))) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> other.run(sample));
+            assertTrue(e.getMessage().startsWith("object class 99 is not one of the model's 2 classes"), e.getMessage());
+        }
+        assertThrows(IllegalArgumentException.class, () -> new Pvn3dPipeline.Config(Pvn3dPipeline.Provider.CPU, 0, 0,
+                new JavaPoseSolver(), -1, 0, 1, true, null, IcpRefinement.DEFAULT));
+    }
+}
