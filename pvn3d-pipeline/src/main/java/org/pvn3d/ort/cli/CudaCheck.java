@@ -90,6 +90,10 @@ final class CudaCheck {
             return providerLoadFailure(m.group(2));
         }
         if (message.contains("CUDA driver version is insufficient")) {
+            String device = deviceProblem(0); // what CUDA also says when there is no driver at all
+            if (device != null) {
+                return device;
+            }
             return "the NVIDIA driver is older than the CUDA runtime this ONNX Runtime was built with: update the driver, or "
                     + "point PVN3D_ORT_PATH at an ORT build for the CUDA version the driver supports (nvidia-smi shows it)";
         }

@@ -47,7 +47,7 @@ import picocli.CommandLine.Spec;
                     + "(no refinement in the timed path); --eval DIR scores every precision on a folder of samples, with the "
                     + "refinement of --refine.",
             ""})
-final class FrameToPoseCommand implements Callable<Integer> {
+final class FrameToPoseCommand implements Callable<Integer>, Profiled {
     private final Io io;
 
     @Spec
@@ -116,10 +116,32 @@ final class FrameToPoseCommand implements Callable<Integer> {
     Path evalJson;
 
     @Mixin
+    ProfilingOptions profiling;
+
+    @Mixin
     GlobalOptions global;
 
     FrameToPoseCommand(Io io) {
         this.io = io;
+    }
+
+    @Override
+    public ProfilingOptions profiling() {
+        return profiling;
+    }
+
+    /**
+     * --jfr and --nvtx, not --profile nor --device-timing: ORT's profiler would time every node of the timed
+     * frames, and the device timing's events would go into the captured CUDA graphs.
+     */
+    @Override
+    public void checkProfiling(CommandSpec spec) {
+        if (profiling.profile != null || profiling.deviceTiming) {
+            throw CommonOptions.usage(spec, "frame-to-pose takes --jfr and --nvtx, not " + (profiling.profile != null ? "--profile"
+                    : "--device-timing") + " (it would be timed with the frames, and go into CUDA graphs): profile the "
+                    + "main job, eval or pool-bench instead");
+        }
+        profiling.check(spec);
     }
 
     /** One measurement. */

@@ -13,4 +13,9 @@ record Io(PrintStream out, PrintStream err, boolean terminal) {
         Console console = System.console();
         return new Io(System.out, System.err, console != null && console.isTerminal());
     }
+
+    /** The same with results on {@code err} too: for a command whose standard output is data (JSON to '-'). */
+    Io resultsOnErr() {
+        return new Io(err, err, terminal);
+    }
 }

@@ -59,9 +59,9 @@ public final class Main {
             Callable<Integer> command = (Callable<Integer>) leaf.getCommand();
             if (command instanceof Profiled p) {
                 // checked before anything starts (a usage error, exit code 2)
-                p.profiling().check(leaf.getCommandSpec());
+                p.checkProfiling(leaf.getCommandSpec());
                 // the JFR recording, NVTX and the device timing last as long as the command
-                try (AutoCloseable profiling = p.profiling().start(io)) {
+                try (AutoCloseable profiling = p.profiling().start(p.profilingIo(io))) {
                     return command.call();
                 }
             }

@@ -104,7 +104,8 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             + "(PointNet++ on its own thread and stream beside the CNN; frame-to-pose --branches).")
     boolean branches;
 
-    @Option(names = "--json", paramLabel = "FILE|-", description = "The figures as JSON to FILE ('-': standard output).")
+    @Option(names = "--json", paramLabel = "FILE|-", description = "The figures as JSON to FILE ('-': standard output, "
+            + "which then holds the JSON alone: the table goes to standard error).")
     String json;
 
     @Mixin
@@ -210,14 +211,25 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
     @Override
     public Integer call() throws IOException {
         check();
+        if (common.cuda()) {
+            for (int d : devices()) { // before the table starts: no device, no provider or one that does not load
+                CudaCheck.require(d);
+            }
+        }
         long started = System.currentTimeMillis();
-        int code = measureAll(io.out());
+        PrintStream human = profilingIo(io).out(); // with --json -, standard output is the JSON alone
+        int code = measureAll(human);
         if (profiling.profile != null) {
             for (Path file : profiles(profiling.profile, started)) {
-                ProfilingOptions.report(file, io.out());
+                ProfilingOptions.report(file, human);
             }
         }
         return code;
+    }
+
+    @Override
+    public Io profilingIo(Io io) {
+        return "-".equals(json) ? io.resultsOnErr() : io;
     }
 
     /** The ORT profiles the sessions wrote into {@code dir} since {@code since} (ms), oldest first. */
@@ -274,7 +286,8 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             doc.put("runs", runs.stream().map(Run::json).toList());
             String text = Json.write(doc);
             if (json.equals("-")) {
-                out.print(text);
+                io.out().print(text);
+                io.out().flush();
             } else {
                 Files.writeString(Path.of(json), text);
                 out.println("json: " + json);

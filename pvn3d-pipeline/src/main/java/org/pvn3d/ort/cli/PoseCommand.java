@@ -298,8 +298,8 @@ final class PoseCommand implements Callable<Integer>, Profiled {
                     + "under the ground truth, thick axes = predicted pose, thin = ground truth)%n", file, size[1] * scale, size[0] * scale,
                     scale);
         } catch (IOException | RuntimeException | LinkageError e) {
-            // the picture is a by-product: never fail the run for it
-            io.err().println("pvn3d-ort: image not written: " + Errors.describe(e));
+            // asked for and not written: the run failed at what it was asked (exit code 1, as for the report)
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot write the image " + file + ": " + Errors.describe(e), e);
         }
     }
 

@@ -25,4 +25,19 @@ class FrameToPoseCommandTest {
         assertEquals(2, bad.code(), bad.out() + bad.err());
         assertTrue(bad.err().contains("--branches takes off, on or both, not maybe"), bad.err());
     }
+
+    @Test
+    void recordsJfrAndRefusesTheSessionProfiler(@TempDir Path dir) throws Exception {
+        Path jfr = dir.resolve("f2p.jfr");
+        MainTest.Output o = MainTest.run("frame-to-pose", "--frames", "2", "--warmup", "1", "--threads", "1", "--jfr", jfr.toString());
+        assertEquals(0, o.code(), o.out() + o.err());
+        assertTrue(o.out().contains("jfr: " + jfr), o.out());
+        assertTrue(jdk.jfr.consumer.RecordingFile.readAllEvents(jfr).stream()
+                .anyMatch(e -> e.getEventType().getName().equals(org.pvn3d.ort.jfr.OrtEvents.RUN)), "the runs are recorded");
+        for (String option : new String[] {"--profile=" + dir.resolve("p"), "--device-timing"}) {
+            MainTest.Output bad = MainTest.run("frame-to-pose", "--frames", "2", option);
+            assertEquals(2, bad.code(), bad.out() + bad.err());
+            assertTrue(bad.err().contains("frame-to-pose takes --jfr and --nvtx, not " + option.replaceAll("=.*", "")), bad.err());
+        }
+    }
 }

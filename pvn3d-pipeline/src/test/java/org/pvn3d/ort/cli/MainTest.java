@@ -57,6 +57,15 @@ class MainTest {
     }
 
     @Test
+    void aPictureAskedForAndNotWrittenFailsTheRun(@TempDir Path dir) {
+        Path png = dir.resolve("no-such-folder").resolve("pose.png");
+        Output o = run("--png", png.toString());
+        assertEquals(1, o.code(), o.out() + o.err());
+        assertTrue(o.err().startsWith("pvn3d-ort: cannot write the image " + png + ": "), o.err());
+        assertTrue(o.out().contains("verdict: PASS"), "the run itself went through: " + o.out());
+    }
+
+    @Test
     void theMainJobRunsPvn3dEndToEndAndWritesTheReportAndThePicture(@TempDir Path dir) throws Exception {
         Path report = dir.resolve("report.json");
         Path png = dir.resolve("pose.png");
@@ -238,13 +247,21 @@ class MainTest {
     @Test
     void cudaWithoutAGpuSaysWhatToDo() {
         assumeTrue(CudaDevice.count() == 0, "this machine has a CUDA device");
-        for (String[] args : new String[][] {{"--ep", "cuda"}, {"pointnet2", "--ep", "cuda"}}) {
+        for (String[] args : new String[][] {{"--ep", "cuda"}, {"pointnet2", "--ep", "cuda"},
+            {"pool-bench", "--ep", "cuda", "--frames", "2"}}) {
             Output o = run(args);
             assertFailure(o, "pvn3d-ort: --ep cuda: no ");
             assertTrue(o.err().contains("; without --ep cuda it runs on the CPU provider"), o.err());
             if (CudaDevice.hasRuntime()) {
                 assertTrue(o.err().contains("no CUDA device (the CUDA runtime finds no GPU"), o.err());
             }
+            assertTrue(!o.out().contains("frames/s"), "failed before any table: " + o.out());
+        }
+        if (CudaDevice.hasRuntime()) {
+            // the pose stage alone on the GPU: CUDA reports "driver insufficient" also when there is no driver at all
+            Output o = run("--pose", "cuda");
+            assertEquals(1, o.code(), o.out() + o.err());
+            assertTrue(o.err().contains("no CUDA device (the CUDA runtime finds no GPU"), o.err());
         }
     }
 

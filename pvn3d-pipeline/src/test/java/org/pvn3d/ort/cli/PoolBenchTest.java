@@ -33,6 +33,17 @@ class PoolBenchTest {
     }
 
     @Test
+    void jsonToStandardOutputIsTheJsonAlone(@TempDir Path dir) throws Exception {
+        Path jfr = dir.resolve("pool.jfr");
+        MainTest.Output o = MainTest.run("pool-bench", "--frames", "2", "--sessions", "1", "--warmup", "0", "--threads", "1",
+                "--json", "-", "--jfr", jfr.toString());
+        assertEquals(0, o.code(), o.out() + o.err());
+        assertTrue(o.out().startsWith("{") && o.out().strip().endsWith("}"), "standard output: " + o.out());
+        assertTrue(o.out().contains("\"tool\": \"pvn3d-ort pool-bench\""), o.out());
+        assertTrue(o.err().contains("frames/s") && o.err().contains("jfr: " + jfr), "the table and notes go to stderr: " + o.err());
+    }
+
+    @Test
     void oneGraphSessionsPerPrecision(@TempDir Path dir) throws Exception {
         Path json = dir.resolve("pool.json");
         MainTest.Output o = MainTest.run("pool-bench", "--frames", "3", "--sessions", "1", "--warmup", "1", "--threads", "1",
