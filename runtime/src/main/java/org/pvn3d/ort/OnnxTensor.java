@@ -179,6 +179,7 @@ public final class OnnxTensor extends OnnxTensorLike {
      * least the tensor's bytes; it remains the caller's, who keeps it alive while the tensor is used.
      */
     public static OnnxTensor fromSegment(MemorySegment data, OnnxTensorType type, long... shape) {
+        requireAlive(data);
         if (!data.isNative()) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT,
                     "fromSegment needs a native segment (a heap segment can move); use createTensor to copy");
@@ -204,6 +205,7 @@ public final class OnnxTensor extends OnnxTensorLike {
     public static OnnxTensor createTensor(OrtMemoryInfo memoryInfo, MemorySegment memory, OnnxTensorType type,
             long... shape) {
         requireHostMemory(memoryInfo.isHostAccessible(), memoryInfo.toString(), "createTensor(OrtMemoryInfo, ...)");
+        requireAlive(memory);
         if (!memory.isNative()) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "host memory for a tensor must be a native segment");
         }
@@ -254,6 +256,12 @@ public final class OnnxTensor extends OnnxTensorLike {
         } catch (RuntimeException e) {
             hold.close();
             throw e;
+        }
+    }
+
+    private static void requireAlive(MemorySegment memory) {
+        if (!memory.scope().isAlive()) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the memory segment has been freed (its arena was closed)");
         }
     }
 

@@ -94,6 +94,15 @@ class ErrorsTest {
     }
 
     @Test
+    void aTensorOverASegmentWhoseArenaIsClosedIsRefused() {
+        java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined();
+        java.lang.foreign.MemorySegment gone = arena.allocate(64);
+        arena.close();
+        OrtException e = assertThrows(OrtException.class, () -> OnnxTensor.fromSegment(gone, OnnxTensorType.FLOAT, 16));
+        assertEquals("[ORT_INVALID_ARGUMENT] the memory segment has been freed (its arena was closed)", e.getMessage());
+    }
+
+    @Test
     void nullModelsAreNamedAsSuch() {
         NullPointerException e = assertThrows(NullPointerException.class, () -> env.createSession((java.nio.file.Path) null));
         assertEquals("model path is null", e.getMessage());
