@@ -14,54 +14,56 @@
 
 extern "C" pvn3d_status pvn3d_ball_query_cpu(int64_t B, int64_t N, int64_t M, float radius, int64_t nsample,
                                               const float* xyz, const float* new_xyz, int64_t* idx) {
-  using namespace pvn3d::ball_query;
-  int64_t work = 0;
-  PVN3D_TRY(check_args(B, N, M, radius, nsample, xyz, new_xyz, idx, &work));
-  if (work == 0) return PVN3D_OK;
-  const float r2 = radius * radius;
-  std::vector<float> soa;
-  try {
-    soa.resize(static_cast<size_t>(B * N * 3));
-  } catch (const std::bad_alloc&) {
-    return pvn3d::fail(PVN3D_ERR_OUT_OF_MEMORY, "%s: out of host memory for B*N = %lld", kOp, (long long)(B * N));
-  }
-  float* const soa_data = soa.data();
-  pvn3d::parallel_for(B * N, 1 << 15, [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t b = i / N, n = i - b * N;
-      float* base = soa_data + b * N * 3;
-      base[n] = xyz[3 * i];
-      base[N + n] = xyz[3 * i + 1];
-      base[2 * N + n] = xyz[3 * i + 2];
+  return pvn3d::guarded("PVN3D_BallQuery", [&]() -> pvn3d_status {
+    using namespace pvn3d::ball_query;
+    int64_t work = 0;
+    PVN3D_TRY(check_args(B, N, M, radius, nsample, xyz, new_xyz, idx, &work));
+    if (work == 0) return PVN3D_OK;
+    const float r2 = radius * radius;
+    std::vector<float> soa;
+    try {
+      soa.resize(static_cast<size_t>(B * N * 3));
+    } catch (const std::bad_alloc&) {
+      return pvn3d::fail(PVN3D_ERR_OUT_OF_MEMORY, "%s: out of host memory for B*N = %lld", kOp, (long long)(B * N));
     }
-  });
-  const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(N, 1));
-  pvn3d::parallel_for(B * M, grain, [=](int64_t begin, int64_t end) {
-    constexpr int64_t kBlock = 64;
-    float d[kBlock];
-    for (int64_t c = begin; c < end; ++c) {
-      const int64_t b = c / M;
-      const float* __restrict__ xs = soa_data + b * N * 3;
-      const float* __restrict__ ys = xs + N;
-      const float* __restrict__ zs = ys + N;
-      const float cx = new_xyz[3 * c], cy = new_xyz[3 * c + 1], cz = new_xyz[3 * c + 2];
-      int64_t* __restrict__ out = idx + c * nsample;
-      int64_t count = 0;
-      for (int64_t base = 0; base < N && count < nsample; base += kBlock) {
-        const int64_t len = std::min(kBlock, N - base);
-        for (int64_t k = 0; k < len; ++k) {
-          const float dx = xs[base + k] - cx, dy = ys[base + k] - cy, dz = zs[base + k] - cz;
-          d[k] = dx * dx + dy * dy + dz * dz;
-        }
-        for (int64_t k = 0; k < len; ++k)
-          if (d[k] < r2) {
-            out[count++] = base + k;
-            if (count == nsample) break;
-          }
+    float* const soa_data = soa.data();
+    pvn3d::parallel_for(B * N, 1 << 15, [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t b = i / N, n = i - b * N;
+        float* base = soa_data + b * N * 3;
+        base[n] = xyz[3 * i];
+        base[N + n] = xyz[3 * i + 1];
+        base[2 * N + n] = xyz[3 * i + 2];
       }
-      const int64_t fill = count > 0 ? out[0] : 0;
-      for (int64_t s = count; s < nsample; ++s) out[s] = fill;
-    }
+    });
+    const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(N, 1));
+    pvn3d::parallel_for(B * M, grain, [=](int64_t begin, int64_t end) {
+      constexpr int64_t kBlock = 64;
+      float d[kBlock];
+      for (int64_t c = begin; c < end; ++c) {
+        const int64_t b = c / M;
+        const float* __restrict__ xs = soa_data + b * N * 3;
+        const float* __restrict__ ys = xs + N;
+        const float* __restrict__ zs = ys + N;
+        const float cx = new_xyz[3 * c], cy = new_xyz[3 * c + 1], cz = new_xyz[3 * c + 2];
+        int64_t* __restrict__ out = idx + c * nsample;
+        int64_t count = 0;
+        for (int64_t base = 0; base < N && count < nsample; base += kBlock) {
+          const int64_t len = std::min(kBlock, N - base);
+          for (int64_t k = 0; k < len; ++k) {
+            const float dx = xs[base + k] - cx, dy = ys[base + k] - cy, dz = zs[base + k] - cz;
+            d[k] = dx * dx + dy * dy + dz * dz;
+          }
+          for (int64_t k = 0; k < len; ++k)
+            if (d[k] < r2) {
+              out[count++] = base + k;
+              if (count == nsample) break;
+            }
+        }
+        const int64_t fill = count > 0 ? out[0] : 0;
+        for (int64_t s = count; s < nsample; ++s) out[s] = fill;
+      }
+    });
+    return PVN3D_OK;
   });
-  return PVN3D_OK;
 }

@@ -53,7 +53,9 @@ PVN3D_API const char* pvn3d_status_name(int status);
 PVN3D_API const char* pvn3d_version(void);
 PVN3D_API int pvn3d_built_with_cuda(void);
 
-/* Threads the CPU kernels may use: n >= 1 sets it, n <= 0 restores the default (all cores). */
+/* Threads the CPU kernels may use: n >= 1 sets it (at most PVN3D_MAX_THREADS; more is taken as that), n <= 0
+ * restores the default (all cores). */
+#define PVN3D_MAX_THREADS 1024
 PVN3D_API void pvn3d_set_num_threads(int n);
 PVN3D_API int pvn3d_get_num_threads(void);
 

@@ -24,7 +24,11 @@ int num_threads() {
 
 extern "C" {
 
-void pvn3d_set_num_threads(int n) { g_num_threads.store(n >= 1 ? n : 0, std::memory_order_relaxed); }
+void pvn3d_set_num_threads(int n) {
+  // At most PVN3D_MAX_THREADS: far more threads than cores only slows the kernels, and an OpenMP team of
+  // ten thousand overflowed the calling thread's stack (a JVM thread's) while starting.
+  g_num_threads.store(n >= 1 ? std::min(n, PVN3D_MAX_THREADS) : 0, std::memory_order_relaxed);
+}
 
 int pvn3d_get_num_threads(void) { return pvn3d::num_threads(); }
 

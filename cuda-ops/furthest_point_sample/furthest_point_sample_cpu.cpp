@@ -204,46 +204,48 @@ void sample_teams(int teams, int k, const float* xyz, int64_t B, int64_t N, int6
 
 extern "C" pvn3d_status pvn3d_furthest_point_sample_cpu(int64_t B, int64_t N, int64_t npoint, const float* xyz,
                                                          int64_t* idx) {
-  using namespace pvn3d::fps;
-  int64_t work = 0;
-  PVN3D_TRY(check_args(B, N, npoint, xyz, idx, &work));
-  if (work == 0) return PVN3D_OK;
-  try {
-    const int threads = std::max(1, pvn3d::num_threads());
-    // How the threads are spent (the indices are the same for any choice):
-    // - B >= threads: one thread per batch element, each element sampled sequentially (below). No
-    //   synchronisation inside an element at all, which nothing with a per-step exchange can beat
-    //   when every thread has an element of its own.
-    // - B < threads: all elements at once, each on a team of k = threads / B threads (a nested
-    //   split), as long as every member keeps at least kMinPointsPerThread points, so that its share
-    //   of a step's work (N/k points, a few us) stays well above the exchange (~0.1-1 us). Sampling
-    //   the elements one after the other with all threads (what this kernel did before) paid B times
-    //   as many exchanges, each among more threads, and left cores idle whenever N capped the team:
-    //   B = 8, N = 16384 on 16 threads ran 8 x 4-thread teams in turn (230 ms); now it runs 8
-    //   2-thread teams at once.
-    // - B < threads but N too small for teams (k = 1): one thread per element, B threads.
-    constexpr int64_t kMinPointsPerThread = 4096;
-    const int64_t teams = std::min<int64_t>(B, threads);
-    const int64_t k = std::max<int64_t>(1, std::min<int64_t>(threads / teams, N / kMinPointsPerThread));
-#if PVN3D_HAVE_OPENMP
-    if (k >= 2) {
-      sample_teams(static_cast<int>(teams), static_cast<int>(k), xyz, B, N, npoint, idx);
-      return PVN3D_OK;
+  return pvn3d::guarded("PVN3D_FurthestPointSample", [&]() -> pvn3d_status {
+    using namespace pvn3d::fps;
+    int64_t work = 0;
+    PVN3D_TRY(check_args(B, N, npoint, xyz, idx, &work));
+    if (work == 0) return PVN3D_OK;
+    try {
+      const int threads = std::max(1, pvn3d::num_threads());
+      // How the threads are spent (the indices are the same for any choice):
+      // - B >= threads: one thread per batch element, each element sampled sequentially (below). No
+      //   synchronisation inside an element at all, which nothing with a per-step exchange can beat
+      //   when every thread has an element of its own.
+      // - B < threads: all elements at once, each on a team of k = threads / B threads (a nested
+      //   split), as long as every member keeps at least kMinPointsPerThread points, so that its share
+      //   of a step's work (N/k points, a few us) stays well above the exchange (~0.1-1 us). Sampling
+      //   the elements one after the other with all threads (what this kernel did before) paid B times
+      //   as many exchanges, each among more threads, and left cores idle whenever N capped the team:
+      //   B = 8, N = 16384 on 16 threads ran 8 x 4-thread teams in turn (230 ms); now it runs 8
+      //   2-thread teams at once.
+      // - B < threads but N too small for teams (k = 1): one thread per element, B threads.
+      constexpr int64_t kMinPointsPerThread = 4096;
+      const int64_t teams = std::min<int64_t>(B, threads);
+      const int64_t k = std::max<int64_t>(1, std::min<int64_t>(threads / teams, N / kMinPointsPerThread));
+  #if PVN3D_HAVE_OPENMP
+      if (k >= 2) {
+        sample_teams(static_cast<int>(teams), static_cast<int>(k), xyz, B, N, npoint, idx);
+        return PVN3D_OK;
+      }
+  #endif
+      // One thread per batch element (k = 1, or a build without OpenMP: parallel_for does not promise that
+      // its ranges run at the same time, which a team needs). Each worker owns its scratch (allocated
+      // here: an exception must not escape a worker) and takes elements from a shared counter.
+      const int64_t tasks = teams;
+      std::vector<Cloud> clouds;
+      clouds.reserve(static_cast<size_t>(tasks));
+      for (int64_t t = 0; t < tasks; ++t) clouds.emplace_back(N);
+      std::atomic<int64_t> next{0};
+      pvn3d::parallel_for(tasks, 1, [&](int64_t tb, int64_t te) {
+        for (int64_t t = tb; t < te; ++t) sample_items(clouds[static_cast<size_t>(t)], next, B, xyz, N, npoint, idx);
+      });
+    } catch (const std::bad_alloc&) {
+      return pvn3d::fail(PVN3D_ERR_OUT_OF_MEMORY, "%s: out of host memory for N = %lld", kOp, (long long)N);
     }
-#endif
-    // One thread per batch element (k = 1, or a build without OpenMP: parallel_for does not promise that
-    // its ranges run at the same time, which a team needs). Each worker owns its scratch (allocated
-    // here: an exception must not escape a worker) and takes elements from a shared counter.
-    const int64_t tasks = teams;
-    std::vector<Cloud> clouds;
-    clouds.reserve(static_cast<size_t>(tasks));
-    for (int64_t t = 0; t < tasks; ++t) clouds.emplace_back(N);
-    std::atomic<int64_t> next{0};
-    pvn3d::parallel_for(tasks, 1, [&](int64_t tb, int64_t te) {
-      for (int64_t t = tb; t < te; ++t) sample_items(clouds[static_cast<size_t>(t)], next, B, xyz, N, npoint, idx);
-    });
-  } catch (const std::bad_alloc&) {
-    return pvn3d::fail(PVN3D_ERR_OUT_OF_MEMORY, "%s: out of host memory for N = %lld", kOp, (long long)N);
-  }
-  return PVN3D_OK;
+    return PVN3D_OK;
+  });
 }

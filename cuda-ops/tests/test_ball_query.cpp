@@ -90,6 +90,10 @@ TEST(ball_query_errors) {
         "nsample 0: '%s'", pvn3d_last_error());
   CHECK(pvn3d_ball_query_cpu(1, 1, 0, 1.f, 2, p, p, idx) == PVN3D_OK, "M = 0");
   CHECK(pvn3d_ball_query_cpu(1, 1, 1, 1.f, 2, p, nullptr, idx) == PVN3D_ERR_INVALID_ARGUMENT, "null centres");
+  // Sizes whose scratch cannot be allocated: an error status, not a C++ exception ending the process.
+  CHECK(pvn3d_ball_query_cpu(int64_t{1} << 20, int64_t{1} << 40, 1, 0.1f, 1, p, p, idx) == PVN3D_ERR_OUT_OF_MEMORY &&
+            contains(pvn3d_last_error(), "out of host memory"),
+        "B*N = 2^60: '%s'", pvn3d_last_error());
 }
 
 // The Stanford bunny scene (support/test_data.h): the neighbourhoods of the FPS centres, the third

@@ -16,6 +16,8 @@ TEST(library_info) {
   CHECK(std::strcmp(pvn3d_status_name(PVN3D_ERR_INDEX_OUT_OF_RANGE), "PVN3D_ERR_INDEX_OUT_OF_RANGE") == 0, "name");
   pvn3d_set_num_threads(3);
   CHECK(pvn3d_get_num_threads() == 3, "threads %d", pvn3d_get_num_threads());
+  pvn3d_set_num_threads(100000);  // an OpenMP team that large overflowed the caller's stack
+  CHECK(pvn3d_get_num_threads() == PVN3D_MAX_THREADS, "threads capped: %d", pvn3d_get_num_threads());
   pvn3d_set_num_threads(0);
   CHECK(pvn3d_get_num_threads() >= 1, "default threads %d", pvn3d_get_num_threads());
   pvn3d_clear_error();

@@ -154,6 +154,9 @@ TEST(fps_errors) {
   CHECK(s == PVN3D_OK, "B = 0 is empty work: %s", pvn3d_last_error());
   s = pvn3d_furthest_point_sample_cpu(INT64_MAX / 2, INT64_MAX / 2, 1, xyz, idx);
   CHECK(s == PVN3D_ERR_INVALID_ARGUMENT && contains(pvn3d_last_error(), "2^63-1"), "overflow: '%s'", pvn3d_last_error());
+  // Sizes whose scratch cannot be allocated: an error status, not a C++ exception ending the process.
+  s = pvn3d_furthest_point_sample_cpu(1, int64_t{1} << 60, 2, xyz, idx);
+  CHECK(s == PVN3D_ERR_OUT_OF_MEMORY && contains(pvn3d_last_error(), "out of host memory"), "N 2^60: '%s'", pvn3d_last_error());
 }
 
 // Batches on any number of threads: B = 2..8 elements on 1, 2, 3 and 8 threads give the indices of

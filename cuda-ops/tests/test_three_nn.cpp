@@ -89,6 +89,10 @@ TEST(three_nn_ties_and_sizes) {
   CHECK(pvn3d_three_nn_cpu(1, 0, 2, p, p, p, idx) == PVN3D_ERR_INVALID_ARGUMENT, "m < 3 even with n = 0");
   CHECK(pvn3d_three_nn_cpu(1, 0, 3, p, p, p, idx) == PVN3D_OK, "n = 0");
   CHECK(pvn3d_three_nn_cpu(1, 1, 3, p, p, nullptr, idx) == PVN3D_ERR_INVALID_ARGUMENT, "null dist2");
+  // Sizes whose scratch cannot be allocated: an error status, not a C++ exception ending the process.
+  CHECK(pvn3d_three_nn_cpu(int64_t{1} << 20, 1, int64_t{1} << 40, p, p, p, idx) == PVN3D_ERR_OUT_OF_MEMORY &&
+            contains(pvn3d_last_error(), "out of host memory"),
+        "B*m = 2^60: '%s'", pvn3d_last_error());
 }
 
 // The Stanford bunny scene (support/test_data.h): every point's three nearest FPS centres, the stage

@@ -266,6 +266,12 @@ TEST(vote_aggregate_errors) {
             PVN3D_ERR_INVALID_ARGUMENT, "N -1");
   CHECK(pvn3d_vote_aggregate_cpu(c.votes.data(), nullptr, 0, 1, 9, int64_t{1} << 40, 0.08f, 300, 1, kps, inl) ==
             PVN3D_ERR_INVALID_ARGUMENT, "N 2^40");
+  // Sizes whose scratch cannot be allocated: an error status, not a C++ exception ending the process.
+  CHECK(pvn3d_vote_aggregate_cpu(nullptr, nullptr, 0, int64_t{1} << 40, 1, 0, 0.08f, 10, 1, kps, inl) ==
+            PVN3D_ERR_OUT_OF_MEMORY && has("out of host memory"), "B 2^40: '%s'", pvn3d_last_error());
+  float R[9], t[3];
+  CHECK(pvn3d_pose_solve_cpu(nullptr, nullptr, 0, int64_t{1} << 40, 3, 0, kps, 0, 3, 0.08f, 10, 1, R, t, kps, inl) ==
+            PVN3D_ERR_OUT_OF_MEMORY, "pose solve B 2^40: '%s'", pvn3d_last_error());
 }
 
 // ---- CUDA kernel == CPU kernel ------------------------------------------------------------------

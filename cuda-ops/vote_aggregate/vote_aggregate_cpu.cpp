@@ -235,6 +235,9 @@ void aggregate_cpu(const float* votes, const void* mask, int mask_dtype, int64_t
   const Consts cs = make_consts(bandwidth);
   // 1. Candidates: masked points whose K votes are all finite.
   std::vector<std::vector<int32_t>> cand(B), used(B);
+  // Room for every point now, outside the workers: an allocation failure must throw here (the entry
+  // point turns it into a status), never inside a parallel region, where it would end the process.
+  for (auto& c : cand) c.reserve(static_cast<size_t>(N));
   parallel_for(B, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       for (int64_t n = 0; n < N; ++n) {
@@ -311,9 +314,11 @@ void aggregate_cpu(const float* votes, const void* mask, int mask_dtype, int64_t
 extern "C" pvn3d_status pvn3d_vote_aggregate_cpu(const float* votes, const void* mask, int mask_dtype, int64_t B,
                                                  int64_t K, int64_t N, float bandwidth, int64_t max_iter,
                                                  int center_filter, float* kps, int64_t* inliers) {
-  using namespace pvn3d;
-  PVN3D_TRY(vote::check_args("PVN3D_VoteAggregate", votes, mask, mask_dtype, B, K, N, bandwidth, max_iter,
-                             center_filter, kps, inliers));
-  vote::aggregate_cpu(votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps, inliers);
-  return PVN3D_OK;
+  return pvn3d::guarded("PVN3D_VoteAggregate", [&]() -> pvn3d_status {
+    using namespace pvn3d;
+    PVN3D_TRY(vote::check_args("PVN3D_VoteAggregate", votes, mask, mask_dtype, B, K, N, bandwidth, max_iter,
+                               center_filter, kps, inliers));
+    vote::aggregate_cpu(votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps, inliers);
+    return PVN3D_OK;
+  });
 }

@@ -880,16 +880,18 @@ extern "C" pvn3d_status pvn3d_vote_aggregate_cuda(const float* votes, const void
                                                   int64_t K, int64_t N, float bandwidth, int64_t max_iter,
                                                   int center_filter, float* kps, int64_t* inliers, void* workspace,
                                                   size_t workspace_bytes, void* stream) {
-  PVN3D_NVTX_RANGE("PVN3D_VoteAggregate");
-  static const char* op = "PVN3D_VoteAggregate";
-  using namespace pvn3d;
-  PVN3D_TRY(vote::check_args(op, votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps, inliers));
-  const size_t need = vote::cuda_workspace_bytes(B, K, N);
-  if (need == 0) return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: sizes too large for the workspace", op);
-  PVN3D_TRY(check_pointer(op, "workspace", workspace));
-  if (workspace_bytes < need)
-    return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: workspace_bytes (%zu) is smaller than needed (%zu)", op, workspace_bytes,
-                need);
-  return vote::launch_cuda(op, votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps, inliers,
-                           workspace, pvn3d::cuda::as_stream(stream));
+  return pvn3d::guarded("PVN3D_VoteAggregate", [&]() -> pvn3d_status {
+    PVN3D_NVTX_RANGE("PVN3D_VoteAggregate");
+    static const char* op = "PVN3D_VoteAggregate";
+    using namespace pvn3d;
+    PVN3D_TRY(vote::check_args(op, votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps, inliers));
+    const size_t need = vote::cuda_workspace_bytes(B, K, N);
+    if (need == 0) return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: sizes too large for the workspace", op);
+    PVN3D_TRY(check_pointer(op, "workspace", workspace));
+    if (workspace_bytes < need)
+      return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: workspace_bytes (%zu) is smaller than needed (%zu)", op, workspace_bytes,
+                  need);
+    return vote::launch_cuda(op, votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps, inliers,
+                             workspace, pvn3d::cuda::as_stream(stream));
+  });
 }

@@ -119,13 +119,21 @@ public final class Pvn3dOps {
         return register(options, CudaIndexCheck.DEFERRED);
     }
 
+    /** The most threads {@link #setCpuThreads} takes (the native library's {@code PVN3D_MAX_THREADS}). */
+    public static final int MAX_CPU_THREADS = 1024;
+
     /**
      * Sets how many threads the CPU kernels use, for the whole process and every session in it (the
-     * kernels read it at each call): {@code n >= 1} sets it, {@code n <= 0} restores the default,
-     * {@code OMP_NUM_THREADS} or else every core. The results never depend on it. See "CPU threads"
-     * above for when to lower it.
+     * kernels read it at each call): {@code 1 <= n <= MAX_CPU_THREADS} sets it, {@code n <= 0} restores
+     * the default, {@code OMP_NUM_THREADS} or else every core. The results never depend on it. See "CPU
+     * threads" above for when to lower it.
+     *
+     * @throws IllegalArgumentException for more than {@link #MAX_CPU_THREADS}
      */
     public static void setCpuThreads(int n) {
+        if (n > MAX_CPU_THREADS) {
+            throw new IllegalArgumentException("at most " + MAX_CPU_THREADS + " CPU kernel threads, not " + n);
+        }
         OpsLibrary.load();
         pvn3d_set_num_threads(n);
     }

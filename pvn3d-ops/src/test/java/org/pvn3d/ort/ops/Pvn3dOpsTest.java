@@ -199,6 +199,10 @@ class Pvn3dOpsTest {
             Pvn3dOps.setCpuThreads(0);
         }
         assertEquals(defaultThreads, Pvn3dOps.cpuThreads(), "0 restores the default");
+        // ten thousand crashed the JVM in the next kernel (an OpenMP team overflowing the caller's stack)
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Pvn3dOps.setCpuThreads(10000));
+        assertEquals("at most 1024 CPU kernel threads, not 10000", e.getMessage());
+        assertEquals(defaultThreads, Pvn3dOps.cpuThreads(), "unchanged");
     }
 
     // ---- errors at run time: the run fails with a message naming operator, input, value; the session goes on ----
