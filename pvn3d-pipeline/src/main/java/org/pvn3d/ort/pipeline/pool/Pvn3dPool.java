@@ -127,6 +127,10 @@ public final class Pvn3dPool implements AutoCloseable {
         return false;
     }
 
+    /** The most sessions one pool opens (a thread each), and the longest queue it keeps. */
+    public static final int MAX_SESSIONS = 4096;
+    public static final int MAX_QUEUE = 1 << 20;
+
     public static Builder builder(byte[] model) {
         return new Builder(model);
     }
@@ -170,15 +174,18 @@ public final class Pvn3dPool implements AutoCloseable {
             return this;
         }
 
-        /** Sessions on each device (on the CPU provider: sessions in all); default 1. */
+        /** Sessions on each device (on the CPU provider: sessions in all), 1 to {@link #MAX_SESSIONS}; default 1. */
         public Builder sessionsPerDevice(int n) {
-            this.sessionsPerDevice = positive(n, "sessionsPerDevice");
+            this.sessionsPerDevice = atMost(positive(n, "sessionsPerDevice"), MAX_SESSIONS, "sessionsPerDevice");
             return this;
         }
 
-        /** Frames that may wait for a session before {@link #submit} blocks; default twice the sessions. */
+        /**
+         * Frames that may wait for a session before {@link #submit} blocks, 1 to {@link #MAX_QUEUE}; default
+         * twice the sessions. (The queue is an array of this size, made at once.)
+         */
         public Builder queueCapacity(int n) {
-            this.queueCapacity = positive(n, "queueCapacity");
+            this.queueCapacity = atMost(positive(n, "queueCapacity"), MAX_QUEUE, "queueCapacity");
             return this;
         }
 
@@ -272,7 +279,19 @@ public final class Pvn3dPool implements AutoCloseable {
             if (factory == null && model == null) {
                 throw new IllegalArgumentException("a pool needs the model's bytes or a session factory");
             }
+            int devicesUsed = provider == Pvn3dPipeline.Provider.CPU ? 1 : devices.length;
+            if ((long) devicesUsed * sessionsPerDevice > MAX_SESSIONS) {
+                throw new IllegalArgumentException("at most " + MAX_SESSIONS + " sessions in a pool, not " + devicesUsed + " devices x "
+                        + sessionsPerDevice);
+            }
             return new Pvn3dPool(this);
+        }
+
+        private static int atMost(int n, int max, String what) {
+            if (n > max) {
+                throw new IllegalArgumentException(what + " <= " + max + ", not " + n);
+            }
+            return n;
         }
 
         private static int positive(int n, String what) {
@@ -301,7 +320,7 @@ public final class Pvn3dPool implements AutoCloseable {
     private Pvn3dPool(Builder b) {
         Pvn3dPipeline.Provider provider = b.provider;
         int[] devices = provider == Pvn3dPipeline.Provider.CPU ? new int[] {0} : b.devices;
-        int total = devices.length * b.sessionsPerDevice;
+        int total = devices.length * b.sessionsPerDevice; // at most MAX_SESSIONS (build)
         int threads = b.threadsPerSession > 0 ? b.threadsPerSession : Math.max(1, Runtime.getRuntime().availableProcessors() / total);
         this.capacity = b.queueCapacity > 0 ? b.queueCapacity : 2 * total;
         this.queue = new ArrayBlockingQueue<>(capacity);
@@ -435,22 +454,44 @@ public final class Pvn3dPool implements AutoCloseable {
         return e.isEmpty() ? "no error recorded" : String.join("; ", e);
     }
 
-    /** Takes no new frames, waits for every queued and running frame, closes the sessions. Closing twice does nothing. */
+    /**
+     * Takes no new frames, waits for every queued and running frame, closes the sessions. A second call
+     * waits for the first to finish; closing twice does nothing. Called on one of the pool's own threads (a
+     * frame's completion callback runs there) it waits for the other workers only, and a second call there
+     * returns at once: that worker cannot wait for a close that waits for it.
+     */
     @Override
     public void close() {
+        boolean onWorker = workers.stream().anyMatch(w -> w.thread == Thread.currentThread());
         synchronized (closeLock) {
-            if (closed) {
+            if (closing) {
+                boolean interrupted = false;
+                while (!closed && !onWorker) {
+                    try {
+                        closeLock.wait();
+                    } catch (InterruptedException e) {
+                        interrupted = true; // keep waiting, as the first close does; the interrupt is kept
+                    }
+                }
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
                 return;
             }
             closing = true;
-            for (Worker w : workers) {
-                if (w.thread != Thread.currentThread()) {
-                    joinUninterruptibly(w.thread);
-                }
+        }
+        // the joins outside the lock: a worker's callback may call close() meanwhile
+        for (Worker w : workers) {
+            if (w.thread != Thread.currentThread()) {
+                joinUninterruptibly(w.thread);
             }
+        }
+        synchronized (closeLock) {
             closed = true;
+            closeLock.notifyAll();
         }
     }
+
 
     private static void awaitUninterruptibly(CountDownLatch latch) {
         boolean interrupted = false;
@@ -571,13 +612,26 @@ public final class Pvn3dPool implements AutoCloseable {
         /** Runs one frame; false when the session failed for good and the slot is out of the pool. */
         private boolean serve(Job job) {
             long start = System.nanoTime();
-            PoseResult.Frame r;
+            PoseResult result;
             try {
-                r = session.run(job.sample);
+                PoseResult.Frame r = session.run(job.sample);
+                if (r == null) {
+                    throw new IllegalStateException("the session returned no result");
+                }
+                long end = System.nanoTime();
+                result = PoseResult.of(job.sample.source(), r, slot.name(), (start - job.submitted) / 1e6, (end - start) / 1e6,
+                        (System.nanoTime() - job.submitted) / 1e6);
             } catch (Throwable t) {
+                // whatever went wrong, the frame's future completes (a worker that died here left it pending)
                 failures.incrementAndGet();
                 record(t);
-                boolean fatal = sessionFailure.test(t);
+                boolean fatal;
+                try {
+                    fatal = sessionFailure.test(t);
+                } catch (Throwable p) {
+                    t.addSuppressed(p);
+                    fatal = true; // a predicate that cannot decide: the session is reopened, to be safe
+                }
                 boolean out = fatal && budget <= 0;
                 String what = !fatal ? "" : out ? "; the session keeps failing and is taken out of the pool"
                         : "; the session is closed and reopened";
@@ -593,11 +647,9 @@ public final class Pvn3dPool implements AutoCloseable {
                 reopens.incrementAndGet();
                 return open();
             }
-            long end = System.nanoTime();
             budget = maxRestarts;
             frames.incrementAndGet();
-            job.future.complete(PoseResult.of(job.sample.source(), r, slot.name(), (start - job.submitted) / 1e6, (end - start) / 1e6,
-                    (System.nanoTime() - job.submitted) / 1e6));
+            job.future.complete(result);
             return true;
         }
 

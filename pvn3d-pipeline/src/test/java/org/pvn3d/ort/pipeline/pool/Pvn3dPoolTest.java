@@ -242,6 +242,79 @@ class Pvn3dPoolTest {
     }
 
     @Test
+    void aFrameCallbackClosingThePoolWhileAnotherThreadClosesItDoesNotDeadlock() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        Pvn3dPool pool = Pvn3dPool.builder(model).sessionFactory(fake(gate, new AtomicInteger(), new AtomicInteger()))
+                .sessionsPerDevice(2).build();
+        List<CompletableFuture<PoseResult>> f = List.of(pool.submit(shipped), pool.submit(shipped));
+        List<CompletableFuture<Void>> callbacks = new ArrayList<>();
+        for (CompletableFuture<PoseResult> x : f) {
+            callbacks.add(x.thenRun(pool::close)); // runs on the worker that completes the frame
+        }
+        Thread closer = new Thread(pool::close);
+        closer.setDaemon(true); // a regression leaves it waiting: it must not keep the test JVM alive
+        closer.start();
+        gate.countDown();
+        closer.join(30_000);
+        assertFalse(closer.isAlive(), "close returned (it used to wait forever for a worker stuck in its callback's close)");
+        for (CompletableFuture<Void> c : callbacks) {
+            c.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        for (CompletableFuture<PoseResult> x : f) {
+            assertEquals(cached.pose().pose(), x.get().pose());
+        }
+    }
+
+    @Test
+    void whateverGoesWrongAroundARunTheFrameStillCompletes() throws Exception {
+        Pvn3dPool.SessionFactory nulls = slot -> new Pvn3dPool.PoolSession() {
+            @Override
+            public PoseResult.Frame run(Pvn3dSample sample) {
+                return null;
+            }
+
+            @Override
+            public void close() {}
+        };
+        try (Pvn3dPool pool = Pvn3dPool.builder(model).sessionFactory(nulls).build()) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> pool.submit(shipped).get(30, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("the session returned no result"), e.getCause().getMessage());
+            assertEquals(0, pool.stats().completed());
+            assertEquals(1, pool.stats().failed());
+        }
+        java.util.concurrent.atomic.AtomicBoolean throwOnce = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Pvn3dPool.SessionFactory failing = slot -> new Pvn3dPool.PoolSession() {
+            @Override
+            public PoseResult.Frame run(Pvn3dSample sample) {
+                if (throwOnce.getAndSet(false)) {
+                    throw new IllegalStateException("injected");
+                }
+                return PoseResult.Frame.of(cached);
+            }
+
+            @Override
+            public void close() {}
+        };
+        try (Pvn3dPool pool = Pvn3dPool.builder(model).sessionFactory(failing).sessionFailure(t -> {
+            throw new IllegalArgumentException("a predicate that fails");
+        }).build()) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> pool.submit(shipped).get(30, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("injected"), e.getCause().getMessage());
+            assertEquals(cached.pose().pose(), pool.submit(shipped).get(30, java.util.concurrent.TimeUnit.SECONDS).pose(),
+                    "the session was reopened and serves");
+        }
+    }
+
+    @Test
+    void sizesBeyondWhatAPoolCanHoldAreRefused() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Pvn3dPool.builder(model).queueCapacity(Integer.MAX_VALUE));
+        assertEquals("queueCapacity <= 1048576, not 2147483647", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Pvn3dPool.builder(model).sessionsPerDevice(1 << 30));
+        assertEquals("sessionsPerDevice <= 4096, not 1073741824", e.getMessage());
+    }
+
+    @Test
     void aFullQueuePushesBack() throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
         AtomicInteger runs = new AtomicInteger();
