@@ -186,6 +186,11 @@ public final class FrameToPose implements AutoCloseable {
             return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, options, concurrentBranches);
         }
 
+        /** The class whose points vote (the mask is {@code argmax(seg) == objectClass}); default 1, PVN3D's object. */
+        public Config withObjectClass(int c) {
+            return new Config(provider, device, precision, cudaGraph, batch, c, meanShift, threads, downloadMask, cudaOptions, concurrentBranches);
+        }
+
         /** The same with the network's two branches side by side or not. */
         public Config withConcurrentBranches(boolean c) {
             return new Config(provider, device, precision, cudaGraph, batch, objectClass, meanShift, threads, downloadMask, cudaOptions, c);
@@ -236,6 +241,8 @@ public final class FrameToPose implements AutoCloseable {
     private OrtSession session;
     private final List<String> inputs = new ArrayList<>();
     private final List<PvtFile.Entry> template = new ArrayList<>();
+    private static final long MAX_HOST_BATCH_BYTES = Integer.MAX_VALUE - 8; // a Java array's limit
+    private volatile boolean closed;
     private final int k;
     private final int n;
     // concurrent branches only: a session per branch (the join is session), the point branch on a thread of its own
@@ -393,6 +400,11 @@ public final class FrameToPose implements AutoCloseable {
             if (e.shape().length == 0 || e.shape()[0] != 1) {
                 throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "template input " + name + " must hold one frame, shape [1,...], not "
                         + java.util.Arrays.toString(e.shape()));
+            }
+            if (config.provider() != Pvn3dPipeline.Provider.CUDA && (long) config.batch() * e.data().length > MAX_HOST_BATCH_BYTES) {
+                // the host path stacks a batch of each input in one Java array
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "a batch of " + config.batch() + " frames of input " + name
+                        + " (" + e.data().length + " bytes a frame) is more than one Java array holds on the host: lower the batch");
             }
             inputs.add(name);
             this.template.add(e);
@@ -624,6 +636,9 @@ public final class FrameToPose implements AutoCloseable {
      * keypoints are the first frame's (one object per run).
      */
     public List<FramePose> run(List<Pvn3dSample> frames) {
+        if (closed) {
+            throw closedError();
+        }
         if (frames.size() != config.batch()) {
             throw new IllegalArgumentException("this FrameToPose runs batches of " + config.batch() + " frames, got " + frames.size());
         }
@@ -706,7 +721,7 @@ public final class FrameToPose implements AutoCloseable {
             // join on this one after both; the host waits for the point thread too, as ORT may end a run
             // before its stream is done (a graph replay) or after (a normal run synchronises)
             inputsReady.record(stream);
-            java.util.concurrent.Future<Object> points = worker.submit(() -> {
+            java.util.concurrent.Future<Object> points = submitPoints(() -> {
                 CudaDevice.setCurrent(config.device());
                 pointStream.waitFor(inputsReady);
                 pointSession.run(pointBinding);
@@ -828,7 +843,7 @@ public final class FrameToPose implements AutoCloseable {
                     : Set.of(PoseHeadGraph.R, PoseHeadGraph.T, PoseHeadGraph.KPS, PoseHeadGraph.INLIERS);
             Map<String, ? extends OnnxTensorLike> runFeeds = feeds;
             if (pointSession != null) {
-                java.util.concurrent.Future<org.pvn3d.ort.Result> points = worker.submit(
+                java.util.concurrent.Future<org.pvn3d.ort.Result> points = submitPoints(
                         () -> pointSession.run(only(feeds, pointSession.getInputNames()), Set.copyOf(pointCuts)));
                 imageCut = bothBranches(points, () -> imageSession.run(only(feeds, imageSession.getInputNames()), Set.copyOf(imageCuts)));
                 pointCut = await(points);
@@ -881,8 +896,22 @@ public final class FrameToPose implements AutoCloseable {
         }
     }
 
+    private static OrtException closedError() {
+        return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "FrameToPose is closed");
+    }
+
+    /** Submits the point branch's run to its thread; a close under way makes it the closed error. */
+    private <T> java.util.concurrent.Future<T> submitPoints(java.util.concurrent.Callable<T> task) {
+        try {
+            return worker.submit(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            throw closedError();
+        }
+    }
+
     @Override
     public void close() {
+        closed = true;
         boolean cuda = config.provider() == Pvn3dPipeline.Provider.CUDA;
         if (cuda) {
             CUDA_LIFECYCLE.writeLock().lock();

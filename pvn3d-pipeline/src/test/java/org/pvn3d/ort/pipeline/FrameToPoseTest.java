@@ -135,6 +135,32 @@ class FrameToPoseTest {
     }
 
     @Test
+    void settingsTheModelOrTheHostCannotHoldAreRefused() {
+        // an object class the model does not have used to give every frame an invalid pose, silently
+        OrtException e = assertThrows(OrtException.class, () -> new FrameToPose(Pvn3dPipeline.tinyModelBytes(),
+                FrameToPose.Config.cpu().withObjectClass(7), sample));
+        assertTrue(e.getMessage().endsWith("object class 7 is not one of the model's 2 classes (0 to 1)"), e.getMessage());
+        // a batch whose stacked inputs overflow a Java array (an int overflow inside, before)
+        for (boolean branches : new boolean[] {false, true}) {
+            e = assertThrows(OrtException.class, () -> new FrameToPose(Pvn3dPipeline.tinyModelBytes(),
+                    FrameToPose.Config.cpu().withBatch(100_000).withConcurrentBranches(branches), sample));
+            assertTrue(e.getMessage().contains("a batch of 100000 frames of input") && e.getMessage().endsWith("lower the batch"),
+                    e.getMessage());
+        }
+    }
+
+    @Test
+    void aClosedObjectSaysSo() {
+        for (boolean branches : new boolean[] {false, true}) {
+            FrameToPose f = new FrameToPose(Pvn3dPipeline.tinyModelBytes(), FrameToPose.Config.cpu().withConcurrentBranches(branches), sample);
+            f.close();
+            f.close();
+            OrtException e = assertThrows(OrtException.class, () -> f.run(sample));
+            assertTrue(e.getMessage().endsWith("FrameToPose is closed"), "branches " + branches + ": " + e.getMessage());
+        }
+    }
+
+    @Test
     void extraCudaOptionsAreKeptSortedAndTheOnesTheConfigSetsAreRefused() {
         FrameToPose.Config c = FrameToPose.Config.cuda(0).withCudaOptions(Map.of("prefer_nhwc", "1", "cudnn_conv_use_max_workspace", "1"));
         assertEquals(List.of("cudnn_conv_use_max_workspace", "prefer_nhwc"), List.copyOf(c.cudaOptions().keySet()));

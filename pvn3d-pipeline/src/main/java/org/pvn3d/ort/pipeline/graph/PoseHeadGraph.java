@@ -92,7 +92,7 @@ public final class PoseHeadGraph {
         if (defaultOpset < 13) {
             throw invalid("the pose head needs ONNX opset 13 or later, the model imports " + (defaultOpset < 0 ? "none" : defaultOpset));
         }
-        checkNetwork(graph);
+        checkNetwork(graph, objectClass);
         Protobuf.Writer out = new Protobuf.Writer();
         for (Protobuf.Field f : fields) {
             if (f.number() == 7 && f.wireType() == Protobuf.LENGTH_DELIMITED) {
@@ -135,7 +135,7 @@ public final class PoseHeadGraph {
         return false;
     }
 
-    private static void checkNetwork(byte[] graph) {
+    private static void checkNetwork(byte[] graph, int objectClass) {
         Set<String> inputs = new HashSet<>();
         for (byte[] vi : Protobuf.messages(graph, 11)) {
             inputs.add(Protobuf.string(vi, 1));
@@ -149,6 +149,11 @@ public final class PoseHeadGraph {
             outputs.add(name);
             if (name != null && name.startsWith("pred_") && elementType(vi) != FLOAT) {
                 throw invalid("output " + name + " holds element type " + elementType(vi) + ", the pose head needs float32");
+            }
+            long classes = "pred_rgbd_seg".equals(name) ? lastDim(vi) : -1;
+            if (classes > 0 && objectClass >= classes) { // else the mask is empty and every pose invalid, silently
+                throw invalid("object class " + objectClass + " is not one of the model's " + classes + " classes (0 to "
+                        + (classes - 1) + ")");
             }
         }
         for (String need : List.of("pred_rgbd_seg", "pred_kp_of", "pred_ctr_of")) {
@@ -164,6 +169,19 @@ public final class PoseHeadGraph {
         if (inputs.contains(MODEL_KPS)) {
             throw invalid("the model already has an input " + MODEL_KPS);
         }
+    }
+
+    /** The last dimension of ValueInfoProto.type.tensor_type.shape when it is a number, else -1. */
+    private static long lastDim(byte[] valueInfo) {
+        for (byte[] type : Protobuf.messages(valueInfo, 2)) {
+            for (byte[] tensor : Protobuf.messages(type, 1)) {
+                for (byte[] shape : Protobuf.messages(tensor, 2)) {
+                    List<byte[]> dims = Protobuf.messages(shape, 1);
+                    return dims.isEmpty() ? -1 : Protobuf.varintField(dims.get(dims.size() - 1), 1, -1);
+                }
+            }
+        }
+        return -1;
     }
 
     /** ValueInfoProto.type.tensor_type.elem_type, or 0 when not given. */
