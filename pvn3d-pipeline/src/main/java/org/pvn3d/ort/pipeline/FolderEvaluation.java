@@ -77,12 +77,25 @@ public final class FolderEvaluation {
             return (int) rows.stream().filter(Row::evaluated).count();
         }
 
+        /**
+         * Mean ADD of the evaluated samples that gave a pose: one that gave none (no point masked: a NaN pose)
+         * counts as wrong in the accuracies and is left out of the means ({@link #noPose()} counts them).
+         */
         public double meanAdd() {
-            return rows.stream().filter(Row::evaluated).mapToDouble(Row::add).average().orElse(Double.NaN);
+            return finiteMean(Row::add);
         }
 
         public double meanAdds() {
-            return rows.stream().filter(Row::evaluated).mapToDouble(Row::adds).average().orElse(Double.NaN);
+            return finiteMean(Row::adds);
+        }
+
+        /** Evaluated samples whose final pose is not finite (no point masked, say). */
+        public int noPose() {
+            return (int) rows.stream().filter(Row::evaluated).filter(r -> !Double.isFinite(r.add())).count();
+        }
+
+        private double finiteMean(java.util.function.ToDoubleFunction<Row> metric) {
+            return rows.stream().filter(Row::evaluated).mapToDouble(metric).filter(Double::isFinite).average().orElse(Double.NaN);
         }
 
         /** Fraction of evaluated samples with ADD below 10% of the diameter. */
@@ -108,11 +121,11 @@ public final class FolderEvaluation {
 
         /** {@link #meanAdd()} of the voting pose, before refinement. */
         public double votingMeanAdd() {
-            return rows.stream().filter(Row::evaluated).mapToDouble(Row::votingAdd).average().orElse(Double.NaN);
+            return finiteMean(Row::votingAdd);
         }
 
         public double votingMeanAdds() {
-            return rows.stream().filter(Row::evaluated).mapToDouble(Row::votingAdds).average().orElse(Double.NaN);
+            return finiteMean(Row::votingAdds);
         }
 
         /** {@link #addAccuracy()} of the voting pose, before refinement. */
@@ -185,6 +198,7 @@ public final class FolderEvaluation {
             json.put("samples", rows.size());
             json.put("evaluated", evaluated());
             json.put("failed", failures());
+            json.put("no_pose", noPose());
             json.put("provider", provider);
             json.put("model", model);
             json.put("dataset", dataset);
@@ -227,6 +241,9 @@ public final class FolderEvaluation {
             sb.append("-".repeat(head.length() - 1)).append('\n');
             sb.append(String.format(Locale.ROOT, "%-" + w + "s %6s %6s %7s %10.5f %10.5f %8.1f%% %8.1f%%%n", "mean (" + evaluated() + ")", "", "",
                     "", meanAdd(), meanAdds(), 100 * addAccuracy(), 100 * addsAccuracy()));
+            if (noPose() > 0) {
+                sb.append(noPose()).append(" sample(s) gave no pose: counted as wrong, left out of the mean ADD and ADD-S\n");
+            }
             if (failures() > 0) {
                 sb.append(failures()).append(" sample(s) failed\n");
             }

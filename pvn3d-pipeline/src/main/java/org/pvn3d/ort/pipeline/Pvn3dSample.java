@@ -179,7 +179,7 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
     }
 
     public Pose groundTruth() {
-        return Pose.of(floats("gt_R", 9), floats("gt_t", 3));
+        return Pose.of(floats("gt_R", 9, true), floats("gt_t", 3, true));
     }
 
     public float[] modelPoints() {
@@ -187,7 +187,7 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
     }
 
     public double diameter() {
-        return floats("model_diameter", 1)[0];
+        return floats("model_diameter", 1, true)[0];
     }
 
     public boolean hasImage() {
@@ -196,15 +196,21 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
 
     /** The fraction of the object hidden by occluders, or NaN where the sample does not say. */
     public double occlusion() {
-        return has("occlusion") ? floats("occlusion", 1)[0] : Double.NaN;
+        return has("occlusion") ? floats("occlusion", 1, false)[0] : Double.NaN;
     }
 
-    /** Entry {@code name}'s floats, which must be {@code count} of them. */
-    private float[] floats(String name, int count) {
+    /** Entry {@code name}'s floats, which must be {@code count} of them, and all finite if {@code finite} (a ground truth's). */
+    private float[] floats(String name, int count, boolean finite) {
         float[] v = entry(name).floats();
         if (v.length != count) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": '" + name + "' must hold " + count
                     + (count == 1 ? " float" : " floats") + ", not " + v.length);
+        }
+        for (int i = 0; finite && i < v.length; i++) {
+            if (!Float.isFinite(v[i])) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": '" + name + "' holds a non-finite value ("
+                        + v[i] + " at " + i + ")");
+            }
         }
         return v;
     }

@@ -93,6 +93,32 @@ class FolderEvaluationTest {
     }
 
     @Test
+    void aSampleWithoutAPoseOrWithABrokenGroundTruthLeavesTheMeansFinite(@TempDir Path dir) throws Exception {
+        Pvn3dSample s = Pvn3dSample.resource(Pvn3dSample.RESOURCE);
+        s.write(dir.resolve("a_good.bin"));
+        float[] nanCloud = s.cloud();
+        java.util.Arrays.fill(nanCloud, Float.NaN); // nothing is masked: no pose
+        s.with("cld_rgb_nrm", OnnxTensorType.FLOAT, s.entry("cld_rgb_nrm").shape(), nanCloud).write(dir.resolve("b_no_pose.bin"));
+        float[] t = s.entry("gt_t").floats();
+        t[1] = Float.NaN;
+        s.with("gt_t", OnnxTensorType.FLOAT, new long[] {3}, t).write(dir.resolve("c_nan_truth.bin"));
+        FolderEvaluation.Summary summary;
+        double goodAdd;
+        try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu())) {
+            summary = FolderEvaluation.evaluate(p, FolderEvaluation.samples(dir), FolderEvaluation.Progress.NONE);
+            goodAdd = p.run(s).metrics().add();
+        }
+        assertEquals(1, summary.failures(), "a NaN ground truth is a broken sample, not a wrong pose");
+        assertTrue(summary.rows().get(2).error().endsWith("'gt_t' holds a non-finite value (NaN at 1)"), summary.rows().get(2).error());
+        assertEquals(2, summary.evaluated());
+        assertEquals(1, summary.noPose());
+        assertEquals(0.5, summary.addsAccuracy(), "the sample without a pose counts as wrong");
+        assertEquals(goodAdd, summary.meanAdd(), 1e-12, "the mean is over the poses there are");
+        assertTrue(summary.table().contains("1 sample(s) gave no pose"), summary.table());
+        assertTrue(summary.toJson("cpu", "tiny", "test").contains("\"no_pose\": 1"));
+    }
+
+    @Test
     void progressForALogIsAFewPlainLines() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         FolderEvaluation.Progress p = FolderEvaluation.Progress.lines(new PrintStream(bytes, true, StandardCharsets.UTF_8));
