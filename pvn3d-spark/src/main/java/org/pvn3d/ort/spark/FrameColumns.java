@@ -8,7 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.expressions.GenericRowWithSchema;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
@@ -82,9 +82,9 @@ public final class FrameColumns {
         DataTypes.createStructField(PVT, DataTypes.BinaryType, true),
         DataTypes.createStructField(OBJECT_PVT, DataTypes.BinaryType, true)});
 
-    /** The tensor frame columns as {@link Pvn3dSparkJob#toTensorColumns} writes them. */
+    /** The tensor frame columns as {@link Pvn3dSparkJob#toTensorColumns} writes them ({@code id} null only where the input's was). */
     public static final StructType TENSOR_FRAMES = new StructType(new StructField[] {
-        DataTypes.createStructField(ID, DataTypes.StringType, false),
+        DataTypes.createStructField(ID, DataTypes.StringType, true),
         DataTypes.createStructField(RGB, FLOATS, true),
         DataTypes.createStructField(RGB_HEIGHT, DataTypes.IntegerType, true),
         DataTypes.createStructField(RGB_WIDTH, DataTypes.IntegerType, true),
@@ -101,10 +101,11 @@ public final class FrameColumns {
      * The job's output: the pose ({@code R} row-major, {@code t} in metres), the keypoints {@code [K,3]}, the
      * inliers of the fit, the points and masked points, ADD / ADD-S with the diameter and the 10%-of-diameter
      * verdicts (null without ground truth), the pipeline's time on the frame, where it ran, and the error
-     * (null when the frame worked; then every other column but {@code id} is null).
+     * (null when the frame worked; then every other column but {@code id} is null). {@code id} is the input's,
+     * as a string (null only where the input row had none: its error says so).
      */
     public static final StructType OUTPUT = new StructType(new StructField[] {
-        DataTypes.createStructField(ID, DataTypes.StringType, false),
+        DataTypes.createStructField(ID, DataTypes.StringType, true),
         DataTypes.createStructField("R", DOUBLES, true),
         DataTypes.createStructField("t", DOUBLES, true),
         DataTypes.createStructField("keypoints", FLOATS, true),
@@ -168,7 +169,7 @@ public final class FrameColumns {
 
     /** A sample from the tensor columns of {@code row}, with every size checked. */
     public static Pvn3dSample fromTensors(Row row) {
-        String id = row.getString(row.fieldIndex(ID));
+        String id = id(row);
         return fromTensors(id, get(row, RGB), get(row, RGB_HEIGHT), get(row, RGB_WIDTH), get(row, CLOUD), get(row, CHOOSE),
                 get(row, MODEL_KPS), get(row, GT_R), get(row, GT_T), get(row, MODEL_POINTS), get(row, MODEL_DIAMETER));
     }
@@ -231,37 +232,54 @@ public final class FrameColumns {
                     + java.util.Arrays.toString(rgbShape) + " and " + java.util.Arrays.toString(s.entry(CLOUD).shape()));
         }
         boolean gt = s.hasGroundTruth();
-        return RowFactory.create(s.source(), s.entry(RGB).floats(), (int) rgbShape[rgbShape.length - 2], (int) rgbShape[rgbShape.length - 1],
+        return row(TENSOR_FRAMES, s.source(), s.entry(RGB).floats(), (int) rgbShape[rgbShape.length - 2], (int) rgbShape[rgbShape.length - 1],
                 s.cloud(), s.entry(CHOOSE).longs(), s.modelKps(), gt ? s.entry(GT_R).floats() : null, gt ? s.entry(GT_T).floats() : null,
                 gt ? s.modelPoints() : null, gt ? (float) s.diameter() : null, null);
     }
 
     /** A tensor frame row for a file that did not decode. */
     public static Row tensorErrorRow(String id, String error) {
-        return RowFactory.create(id, null, null, null, null, null, null, null, null, null, null, error);
+        return row(TENSOR_FRAMES, id, null, null, null, null, null, null, null, null, null, null, error);
     }
 
     // ---- output ----
 
     public static Row output(String id, PoseResult r, String device, String executor) {
         PoseMetrics.Result m = r.metrics();
-        return RowFactory.create(id, r.pose().r(), r.pose().t(), r.keypoints(), r.inliers(), r.points(), r.masked(),
+        return row(OUTPUT, id, r.pose().r(), r.pose().t(), r.keypoints(), r.inliers(), r.points(), r.masked(),
                 m == null ? null : m.add(), m == null ? null : m.adds(), m == null ? null : m.diameter(),
                 m == null ? null : m.addCorrect(), m == null ? null : m.addsCorrect(), r.serviceMs(), device, executor, null);
     }
 
     public static Row errorOutput(String id, String device, String executor, String error) {
-        return RowFactory.create(id, null, null, null, null, null, null, null, null, null, null, null, null, device, executor, error);
+        return row(OUTPUT, id, null, null, null, null, null, null, null, null, null, null, null, null, device, executor, error);
     }
 
     static Row udfResult(PoseResult r, String device) {
         PoseMetrics.Result m = r.metrics();
-        return RowFactory.create(r.pose().r(), r.pose().t(), r.keypoints(), r.inliers(), m == null ? null : m.add(),
+        return row(UDF_RESULT, r.pose().r(), r.pose().t(), r.keypoints(), r.inliers(), m == null ? null : m.add(),
                 m == null ? null : m.adds(), r.serviceMs(), device, null);
     }
 
     static Row udfError(String device, String error) {
-        return RowFactory.create(null, null, null, null, null, null, null, device, error);
+        return row(UDF_RESULT, null, null, null, null, null, null, null, device, error);
+    }
+
+    /**
+     * A row that knows its schema: the next stage of the same job reads it by column name (a schema-less row
+     * made {@code estimate(toTensorColumns(frames))} fail on every row).
+     */
+    private static Row row(StructType schema, Object... values) {
+        if (values.length != schema.length()) {
+            throw new IllegalStateException(values.length + " values for the " + schema.length() + " columns of " + schema.simpleString());
+        }
+        return new GenericRowWithSchema(values, schema);
+    }
+
+    /** A row's {@code id} as a string (an int or long id column too), or null when it has none. */
+    public static String id(Row row) {
+        int i = row.fieldIndex(ID);
+        return row.isNullAt(i) ? null : row.get(i).toString();
     }
 
     /** A throwable as the error column shows it: its message, or its class when it has none. */

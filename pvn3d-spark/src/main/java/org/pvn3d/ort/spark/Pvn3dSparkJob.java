@@ -106,9 +106,9 @@ public final class Pvn3dSparkJob {
             @Override
             public Row next() {
                 Row row = rows.next();
-                String id = row.getString(row.fieldIndex(FrameColumns.ID));
+                String id = FrameColumns.id(row);
                 try {
-                    return FrameColumns.toTensorRow(FrameColumns.fromPvtRow(row, id));
+                    return FrameColumns.toTensorRow(FrameColumns.fromPvtRow(row, requireId(id)));
                 } catch (RuntimeException e) {
                     return FrameColumns.tensorErrorRow(id, FrameColumns.message(e));
                 }
@@ -133,6 +133,23 @@ public final class Pvn3dSparkJob {
             throw new IllegalArgumentException("the frames lack the column(s) " + missing + " (they have " + have + "; PVT1 frames need "
                     + "id and pvt, tensor frames " + FrameColumns.REQUIRED + ")");
         }
+        for (String binary : List.of(FrameColumns.PVT, FrameColumns.OBJECT_PVT)) {
+            if (have.contains(binary)) {
+                org.apache.spark.sql.types.DataType type = frames.schema().apply(binary).dataType();
+                if (!(type instanceof org.apache.spark.sql.types.BinaryType)) {
+                    throw new IllegalArgumentException("column " + binary + " must be binary (the bytes of a PVT1 file), not "
+                            + type.simpleString());
+                }
+            }
+        }
+    }
+
+    /** A row's id, which a frame needs (a row without one gets an error row saying so). */
+    private static String requireId(String id) {
+        if (id == null) {
+            throw new IllegalArgumentException("the row has no id");
+        }
+        return id;
     }
 
     /**
@@ -143,13 +160,23 @@ public final class Pvn3dSparkJob {
      * latency_ms, device and error.
      */
     public static void registerUdfs(SparkSession spark, Pvn3dSparkOptions options) {
-        spark.udf().register("pvn3d_pose", (UDF1<byte[], Row>) bytes -> udf(options, () -> FrameColumns.fromPvt("pvt", bytes)),
-                FrameColumns.UDF_RESULT);
-        spark.udf().register("pvn3d_pose_object", (UDF2<byte[], byte[], Row>) (bytes, object) -> udf(options,
-                () -> FrameColumns.fromPvt("pvt", bytes, object)), FrameColumns.UDF_RESULT);
+        // the arguments as Object: a string or a number given for the bytes becomes the call's error, not a
+        // ClassCastException that aborts the query
+        spark.udf().register("pvn3d_pose", (UDF1<Object, Row>) bytes -> udf(options, () -> FrameColumns.fromPvt("pvt",
+                pvtBytes(bytes, "pvt"))), FrameColumns.UDF_RESULT);
+        spark.udf().register("pvn3d_pose_object", (UDF2<Object, Object, Row>) (bytes, object) -> udf(options,
+                () -> FrameColumns.fromPvt("pvt", pvtBytes(bytes, "pvt"), pvtBytes(object, "object_pvt"))), FrameColumns.UDF_RESULT);
         spark.udf().register("pvn3d_pose_tensors", (UDF6<Object, Object, Object, Object, Object, Object, Row>) (rgb, h, w, cloud, choose,
                 kps) -> udf(options, () -> FrameColumns.fromTensors("frame", rgb, h, w, cloud, choose, kps, null, null, null, null)),
                 FrameColumns.UDF_RESULT);
+    }
+
+    /** A SQL function's bytes argument: binary or null, else an error naming what was given. */
+    private static byte[] pvtBytes(Object v, String what) {
+        if (v == null || v instanceof byte[]) {
+            return (byte[]) v;
+        }
+        throw new IllegalArgumentException(what + " must be binary (the bytes of a PVT1 file), not " + v.getClass().getSimpleName());
     }
 
     private static Row udf(Pvn3dSparkOptions options, java.util.function.Supplier<Pvn3dSample> decode) {
@@ -248,10 +275,10 @@ public final class Pvn3dSparkJob {
                     try {
                         for (int i = 0; i < options.batchSize() && rows.hasNext(); i++) {
                             Row row = rows.next();
-                            String id = row.getString(row.fieldIndex(FrameColumns.ID));
+                            String id = FrameColumns.id(row);
                             Pvn3dSample sample;
                             try {
-                                sample = decode(row, id);
+                                sample = decode(row, requireId(id));
                             } catch (RuntimeException e) {
                                 out.add(FrameColumns.errorOutput(id, key.deviceName(), executor, FrameColumns.message(e)));
                                 continue;

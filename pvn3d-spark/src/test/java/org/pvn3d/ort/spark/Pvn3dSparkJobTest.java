@@ -215,6 +215,51 @@ class Pvn3dSparkJobTest {
         assertArrayEquals(reference.get("a_shipped.bin").voting().pose().r(), doubles(one, "R"), 0.0);
     }
 
+    @Test
+    void rowsAndArgumentsAHostileUserGivesFailAloneOrAtOnce() throws Exception {
+        // toTensorColumns straight into estimate (its rows had no schema: every row failed)
+        List<Row> chained = sorted(Pvn3dSparkJob.estimate(Pvn3dSparkJob.toTensorColumns(Pvn3dSparkJob.readSamples(spark,
+                samples.toString())), Pvn3dSparkOptions.defaults()));
+        assertSameAsSingleProcess(chained, "x_corrupt.bin", "not a PVT1 file");
+
+        byte[] shipped = Files.readAllBytes(samples.resolve("a_shipped.bin"));
+        org.apache.spark.sql.types.StructType nullableId = new org.apache.spark.sql.types.StructType()
+                .add("id", org.apache.spark.sql.types.DataTypes.StringType, true)
+                .add("pvt", org.apache.spark.sql.types.DataTypes.BinaryType, true);
+        // a row without an id gets its error row (it aborted the whole job)
+        List<Row> rows = Pvn3dSparkJob.estimate(spark.createDataFrame(List.of(RowFactory.create(null, shipped),
+                RowFactory.create("a_shipped.bin", shipped)), nullableId), Pvn3dSparkOptions.defaults()).collectAsList();
+        assertEquals(2, rows.size());
+        for (Row r : rows) {
+            if (r.getAs("id") == null) {
+                assertEquals("the row has no id", r.getAs("error"));
+            } else {
+                assertArrayEquals(reference.get("a_shipped.bin").pose().pose().t(), doubles(r, "t"), 0.0);
+            }
+        }
+        // an int id column is taken as its string (a ClassCastException aborted the job)
+        org.apache.spark.sql.types.StructType intId = new org.apache.spark.sql.types.StructType()
+                .add("id", org.apache.spark.sql.types.DataTypes.IntegerType, false)
+                .add("pvt", org.apache.spark.sql.types.DataTypes.BinaryType, true);
+        Row byInt = Pvn3dSparkJob.estimate(spark.createDataFrame(List.of(RowFactory.create(42, shipped)), intId),
+                Pvn3dSparkOptions.defaults()).first();
+        assertEquals("42", byInt.getAs("id"));
+        assertNull(byInt.getAs("error"));
+        // a pvt column that is not binary: refused before the job runs
+        org.apache.spark.sql.types.StructType stringPvt = new org.apache.spark.sql.types.StructType()
+                .add("id", org.apache.spark.sql.types.DataTypes.StringType, false)
+                .add("pvt", org.apache.spark.sql.types.DataTypes.StringType, true);
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> Pvn3dSparkJob.estimate(spark.createDataFrame(List.of(RowFactory.create("s", "abc")), stringPvt),
+                        Pvn3dSparkOptions.defaults()));
+        assertEquals("column pvt must be binary (the bytes of a PVT1 file), not string", e.getMessage());
+        // the SQL function given a string or a number: the call's error, the query goes on (a ClassCastException aborted it)
+        Pvn3dSparkJob.registerUdfs(spark, Pvn3dSparkOptions.defaults());
+        Row bad = spark.sql("SELECT pvn3d_pose('abc') AS a, pvn3d_pose(42) AS b").first();
+        assertEquals("pvt must be binary (the bytes of a PVT1 file), not String", bad.getStruct(0).getAs("error"));
+        assertEquals("pvt must be binary (the bytes of a PVT1 file), not Integer", bad.getStruct(1).getAs("error"));
+    }
+
     private static String writeTensorFrames() {
         try {
             Path d = Files.createTempDirectory("pvn3d-frames");
