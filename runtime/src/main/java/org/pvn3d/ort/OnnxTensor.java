@@ -140,6 +140,7 @@ public final class OnnxTensor extends OnnxTensorLike {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dims = arena.allocateFrom(JAVA_LONG, shape);
             MemorySegment out = arena.allocate(ADDRESS);
+            org.pvn3d.ort.internal.OrtLibrary.require();
             Api.checkStatus(OrtApi.CreateTensorAsOrtValue.invoke(Api.Value.CreateTensorAsOrtValue, Memory.DEFAULT_ALLOCATOR,
                     dims, shape.length, OnnxTensorType.STRING.value(), out), "CreateTensorAsOrtValue(string)");
             MemorySegment value = out.get(ADDRESS, 0);
@@ -283,6 +284,7 @@ public final class OnnxTensor extends OnnxTensorLike {
     private static OnnxTensor wrap(OnnxTensorType type, long[] shape, MemorySegment data, MemorySegment owned,
             MemorySegment user) {
         try {
+            org.pvn3d.ort.internal.OrtLibrary.require(); // before Memory's class initialisation touches the runtime
             MemorySegment value = createOver(Memory.CPU_MEMORY_INFO, OrtMemoryInfo.CPU, data, data.byteSize(), type, shape);
             return new OnnxTensor(value, infoOf(type, shape), data, owned, user, null);
         } catch (RuntimeException e) {

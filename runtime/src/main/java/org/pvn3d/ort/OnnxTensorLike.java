@@ -10,6 +10,7 @@ import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.OrtLibrary;
 import org.pvn3d.ort.internal.RunScratch;
 
 /**
@@ -219,6 +220,7 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
     /** Like {@link #createOver(OrtMemoryInfo, MemorySegment, long, OnnxTensorType, long[])} with a native description. */
     static MemorySegment createOver(MemorySegment memoryInfo, String where, MemorySegment data, long bytes,
             OnnxTensorType type, long[] shape) {
+        OrtLibrary.require();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.CreateTensorWithDataAsOrtValue.invoke(Api.Value.CreateTensorWithDataAsOrtValue,
@@ -234,6 +236,7 @@ public abstract sealed class OnnxTensorLike extends NativeObject implements Onnx
      */
     static MemorySegment[] allocateIn(OrtAllocator allocator, OnnxTensorType type, long[] shape) {
         OrtAllocator.checkSize(checkShape(shape, -1, type) * type.byteSize());
+        OrtLibrary.require();
         MemorySegment value = MemorySegment.NULL;
         try (Lease a = Handles.acquire(allocator); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.CString;
 
 /**
  * Settings for an ORT arena allocator ({@code OrtArenaCfg}, built with {@code CreateArenaCfgV2}),
@@ -78,7 +79,7 @@ public final class OrtArenaConfig {
         MemorySegment values = arena.allocate(JAVA_LONG, Math.max(1, n));
         int i = 0;
         for (Map.Entry<String, Long> e : entries.entrySet()) {
-            keys.setAtIndex(ADDRESS, i, arena.allocateFrom(e.getKey()));
+            keys.setAtIndex(ADDRESS, i, CString.of(arena, e.getKey()));
             values.setAtIndex(JAVA_LONG, i, e.getValue());
             i++;
         }

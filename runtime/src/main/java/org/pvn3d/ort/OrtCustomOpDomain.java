@@ -32,8 +32,10 @@ public abstract class OrtCustomOpDomain {
 
     /**
      * Called after each successful run of such a session: throw an {@link OrtException} to fail the run
-     * after all (errors the kernels could only know once the run's device work finished). Does nothing
-     * by default.
+     * after all (errors the kernels could only know once the run's device work finished). {@code session}
+     * identifies the session that ran: the kernels ORT created while it was being created carry the same
+     * identity ({@code org.pvn3d.ort.internal.SessionScope}), so that a domain shared by several sessions
+     * asks only that session's kernels. Does nothing by default.
      */
-    protected void afterRun() {}
+    protected void afterRun(Object session) {}
 }

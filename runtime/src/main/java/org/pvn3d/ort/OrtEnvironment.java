@@ -16,6 +16,7 @@ import org.pvn3d.ort.ffm.OrtLoggingFunction;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.CString;
 
 /**
  * The ORT environment ({@code OrtEnv}): one per process, as in ORT's own Java API. ORT's log goes to
@@ -61,10 +62,11 @@ public final class OrtEnvironment implements AutoCloseable {
      */
     public static synchronized OrtEnvironment getEnvironment(OrtLoggingLevel level, String logId) {
         if (instance == null || instance.isClosed()) {
+            org.pvn3d.ort.internal.OrtLibrary.require();
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(ADDRESS);
                 Api.checkStatus(OrtApi.CreateEnvWithCustomLogger.invoke(Api.Env.CreateEnvWithCustomLogger, LOG_CALLBACK,
-                        MemorySegment.NULL, level.value(), arena.allocateFrom(logId), out), "CreateEnv");
+                        MemorySegment.NULL, level.value(), CString.of(arena, logId), out), "CreateEnv");
                 instance = new OrtEnvironment(new EnvHandle(out.get(ADDRESS, 0)), level, logId);
             }
         }
@@ -183,14 +185,14 @@ public final class OrtEnvironment implements AutoCloseable {
             MemorySegment values = a.allocate(ADDRESS, Math.max(1, n));
             int k = 0;
             for (Map.Entry<String, String> o : providerOptions.entrySet()) {
-                keys.setAtIndex(ADDRESS, k, a.allocateFrom(o.getKey()));
-                values.setAtIndex(ADDRESS, k, a.allocateFrom(o.getValue()));
+                keys.setAtIndex(ADDRESS, k, CString.of(a, o.getKey()));
+                values.setAtIndex(ADDRESS, k, CString.of(a, o.getValue()));
                 k++;
             }
             MemorySegment cfg = arena == null ? MemorySegment.NULL : arena.toNative(a);
             try {
                 Api.checkStatus(OrtApi.CreateAndRegisterAllocatorV2.invoke(Api.Env.CreateAndRegisterAllocatorV2,
-                        e.handle(), a.allocateFrom(providerType), i.handle(), cfg, keys, values, n),
+                        e.handle(), CString.of(a, providerType), i.handle(), cfg, keys, values, n),
                         "CreateAndRegisterAllocatorV2(" + providerType + ", " + info + ", " + arena + ")");
             } finally {
                 OrtArenaConfig.release(cfg);

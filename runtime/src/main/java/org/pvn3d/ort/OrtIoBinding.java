@@ -20,6 +20,7 @@ import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.LeaseGroup;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.RunScratch;
+import org.pvn3d.ort.internal.CString;
 
 /**
  * An IO binding ({@code OrtIoBinding}) of one session: inputs and outputs bound by name to tensors
@@ -130,7 +131,7 @@ public final class OrtIoBinding extends NativeObject {
         try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
             MemorySegment b = useWithSession(held);
             MemorySegment info = held.add(Handles.acquire(device));
-            MemorySegment cName = arena.allocateFrom(name);
+            MemorySegment cName = CString.of(arena, name);
             OrtMemoryInfo copy = OrtMemoryInfo.copyOf(info);
             OrtMemoryInfo old;
             BoundTensor replaced;
@@ -251,7 +252,7 @@ public final class OrtIoBinding extends NativeObject {
         outputs.forEach((name, t) -> b.add(new Bound(name, false, t.tensor(), t.data())));
         boundSnapshot = b.toArray(Bound[]::new);
         java.util.List<DeviceOutput> d = new ArrayList<>();
-        deviceOutputs.forEach((name, info) -> d.add(new DeviceOutput(name, Arena.ofAuto().allocateFrom(name), info)));
+        deviceOutputs.forEach((name, info) -> d.add(new DeviceOutput(name, CString.of(Arena.ofAuto(), name), info)));
         deviceSnapshot = d.toArray(DeviceOutput[]::new);
     }
 
@@ -270,7 +271,7 @@ public final class OrtIoBinding extends NativeObject {
         try (LeaseGroup held = new LeaseGroup(); Arena arena = Arena.ofConfined()) {
             MemorySegment b = useWithSession(held);
             MemorySegment v = held.add(tensor.acquireFor((input ? "input '" : "output '") + name + "'"));
-            MemorySegment cName = arena.allocateFrom(name);
+            MemorySegment cName = CString.of(arena, name);
             long data = dataAddress(v, arena);
             BoundTensor bound = new BoundTensor(tensor, Handles.retain(tensor), data); // open: the use above holds it
             OrtMemoryInfo old = null;

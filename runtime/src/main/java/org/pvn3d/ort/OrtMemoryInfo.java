@@ -9,6 +9,7 @@ import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.CString;
 
 /**
  * A description of where memory lives ({@code OrtMemoryInfo}): the allocator's name ({@value #CPU},
@@ -137,9 +138,10 @@ public final class OrtMemoryInfo extends NativeObject {
 
     /** A memory description ({@code CreateMemoryInfo}); ORT checks the name. */
     public static OrtMemoryInfo create(String name, AllocatorType allocatorType, int deviceId, MemType memType) {
+        org.pvn3d.ort.internal.OrtLibrary.require();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
-            Api.checkStatus(OrtApi.CreateMemoryInfo.invoke(Api.MemoryInfo.CreateMemoryInfo, arena.allocateFrom(name),
+            Api.checkStatus(OrtApi.CreateMemoryInfo.invoke(Api.MemoryInfo.CreateMemoryInfo, CString.of(arena, name),
                     allocatorType.value(), deviceId, memType.value(), out),
                     "CreateMemoryInfo(" + name + ", " + allocatorType + ", " + deviceId + ", " + memType + ")");
             return own(out.get(ADDRESS, 0));
@@ -153,6 +155,7 @@ public final class OrtMemoryInfo extends NativeObject {
 
     /** Host memory with the given allocator type ({@code CreateCpuMemoryInfo}). */
     public static OrtMemoryInfo cpu(AllocatorType allocatorType) {
+        org.pvn3d.ort.internal.OrtLibrary.require();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.CreateCpuMemoryInfo.invoke(Api.MemoryInfo.CreateCpuMemoryInfo, allocatorType.value(),

@@ -23,6 +23,7 @@ import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.Probes;
 import org.pvn3d.ort.internal.RunScratch;
+import org.pvn3d.ort.internal.CString;
 
 /**
  * A loaded model ({@code OrtSession}). Thread-safe: several threads may {@code run} at once, as in
@@ -49,6 +50,8 @@ public final class OrtSession extends NativeObject {
     private final long[] inputNameAddresses;
     private final long[] outputNameAddresses;
     private final OnnxTensorType[] outputTypes; // by output index; null where the output is not a tensor
+    // the identity of this session's custom kernels: after a run only they report deferred errors
+    private final Object kernelScope;
     private final OrtCustomOpDomain[] domainArray;
     /** Up to this many model inputs (outputs), a run looks them up in the caller's map instead of iterating it. */
     private static final int LOOKUP_LIMIT = 64;
@@ -60,8 +63,9 @@ public final class OrtSession extends NativeObject {
 
     private OrtSession(OrtEnvironment environment, Lease environmentHold, MemorySegment handle,
             List<OrtCustomOpDomain> domains, List<AutoCloseable> domainHolds, String model, String provider,
-            boolean capturesGraphs) {
+            boolean capturesGraphs, Object kernelScope) {
         super("OrtSession", handle);
+        this.kernelScope = kernelScope;
         this.model = model;
         this.provider = provider;
         this.capturesGraphs = capturesGraphs;
@@ -112,6 +116,7 @@ public final class OrtSession extends NativeObject {
 
     private static OrtSession createUnprobed(OrtEnvironment environment, Path modelPath, byte[] modelBytes, SessionOptions options) {
         Lease env = environment.retain();
+        Object kernelScope = new Object(); // this session's custom kernels (SessionScope)
         List<OrtCustomOpDomain> domains;
         List<AutoCloseable> domainHolds = new ArrayList<>();
         MemorySegment handle;
@@ -120,7 +125,12 @@ public final class OrtSession extends NativeObject {
             for (OrtCustomOpDomain d : domains) {
                 domainHolds.add(d.holdForSession());
             }
-            handle = load(env.handle(), modelPath, modelBytes, opts.handle());
+            org.pvn3d.ort.internal.SessionScope.enter(kernelScope);
+            try {
+                handle = load(env.handle(), modelPath, modelBytes, opts.handle());
+            } finally {
+                org.pvn3d.ort.internal.SessionScope.exit();
+            }
         } catch (RuntimeException e) {
             closeAll(domainHolds);
             env.close();
@@ -129,7 +139,7 @@ public final class OrtSession extends NativeObject {
         List<String> providers = providerNames(options);
         // releases them all if it fails
         return new OrtSession(environment, env, handle, domains, domainHolds, modelName(modelPath, modelBytes), providers.get(0),
-                options.capturesGraphs());
+                options.capturesGraphs(), kernelScope);
     }
 
     private static String modelName(Path modelPath, byte[] modelBytes) {
@@ -161,7 +171,7 @@ public final class OrtSession extends NativeObject {
                     throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "model file " + modelPath + " does not exist");
                 }
                 Api.checkStatus(OrtApi.CreateSession.invoke(Api.Session.CreateSession, env,
-                        arena.allocateFrom(modelPath.toString()), options, out), "cannot load model " + modelPath);
+                        CString.of(arena, modelPath.toString()), options, out), "cannot load model " + modelPath);
             } else {
                 MemorySegment bytes = arena.allocate(Math.max(1, modelBytes.length));
                 MemorySegment.copy(MemorySegment.ofArray(modelBytes), 0, bytes, 0, modelBytes.length);
@@ -211,7 +221,7 @@ public final class OrtSession extends NativeObject {
         long[] out = new long[keys.length];
         for (int i = 0; i < keys.length; i++) {
             index.put(keys[i], i);
-            out[i] = names.allocateFrom(keys[i]).address();
+            out[i] = CString.of(names, keys[i]).address();
         }
         return out;
     }
@@ -326,7 +336,7 @@ public final class OrtSession extends NativeObject {
             }
             try {
                 afterRun();
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) { // an Error from a kernel's deferred check too: the outputs go
                 for (long r : raw) {
                     if (r != 0) {
                         Api.Direct.releaseValue(r);
@@ -486,7 +496,7 @@ public final class OrtSession extends NativeObject {
     /** Lets the custom-op domains fail a run that succeeded (their kernels' deferred device errors). */
     private void afterRun() {
         for (OrtCustomOpDomain d : domainArray) {
-            d.afterRun();
+            d.afterRun(kernelScope);
         }
     }
 

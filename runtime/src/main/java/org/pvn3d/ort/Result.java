@@ -30,7 +30,7 @@ public final class Result implements AutoCloseable, Iterable<Map.Entry<String, O
                 values[i] = type == OnnxValueType.TENSOR ? OnnxTensorLike.fromOrtValue(raw[i], scratch)
                         : new OnnxOtherValue(MemorySegment.ofAddress(raw[i]), type);
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             for (int i = 0; i < raw.length; i++) {
                 if (values[i] != null) {
                     values[i].close();

@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
+import org.pvn3d.ort.internal.CString;
 
 /** Per-run options ({@code OrtRunOptions}): a tag for the log, a log level, and termination. */
 public final class RunOptions extends NativeObject {
@@ -18,6 +19,7 @@ public final class RunOptions extends NativeObject {
     }
 
     private static MemorySegment createRunOptions() {
+        org.pvn3d.ort.internal.OrtLibrary.require();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.CreateRunOptions.invoke(Api.RunOptions.CreateRunOptions, out));
@@ -27,7 +29,7 @@ public final class RunOptions extends NativeObject {
 
     public RunOptions setRunTag(String tag) {
         Handles.call(this, null, (o, a) ->
-                OrtApi.RunOptionsSetRunTag.invoke(Api.RunOptions.RunOptionsSetRunTag, o, a.allocateFrom(tag)));
+                OrtApi.RunOptionsSetRunTag.invoke(Api.RunOptions.RunOptionsSetRunTag, o, CString.of(a, tag)));
         runTag = tag;
         return this;
     }
@@ -65,7 +67,7 @@ public final class RunOptions extends NativeObject {
      */
     public RunOptions addRunConfigEntry(String key, String value) {
         Handles.call(this, "run config entry " + key, (o, a) -> OrtApi.AddRunConfigEntry.invoke(
-                Api.RunOptions.AddRunConfigEntry, o, a.allocateFrom(key), a.allocateFrom(value)));
+                Api.RunOptions.AddRunConfigEntry, o, CString.of(a, key), CString.of(a, value)));
         if (GPU_GRAPH_ID.equals(key)) {
             graphId = value;
         }

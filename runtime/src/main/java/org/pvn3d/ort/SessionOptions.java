@@ -12,6 +12,7 @@ import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.CString;
 
 /**
  * Options for creating a session ({@code OrtSessionOptions}): settings, execution providers and
@@ -59,6 +60,7 @@ public final class SessionOptions extends NativeObject {
     }
 
     private static MemorySegment createOptions() {
+        org.pvn3d.ort.internal.OrtLibrary.require();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.CreateSessionOptions.invoke(Api.Options.CreateSessionOptions, out));
@@ -116,7 +118,7 @@ public final class SessionOptions extends NativeObject {
     /** Writes an ORT profile (JSON, chrome://tracing format) to files starting with {@code prefix}. */
     public SessionOptions enableProfiling(String prefix) {
         Handles.call(this, null, (o, a) ->
-                OrtApi.EnableProfiling.invoke(Api.Options.EnableProfiling, o, a.allocateFrom(prefix)));
+                OrtApi.EnableProfiling.invoke(Api.Options.EnableProfiling, o, CString.of(a, prefix)));
         profiling = true;
         return this;
     }
@@ -148,20 +150,20 @@ public final class SessionOptions extends NativeObject {
     /** Fixes a symbolic dimension by its name (e.g. "batch" = 1), letting ORT plan for it. */
     public SessionOptions addFreeDimensionOverrideByName(String dimensionName, long value) {
         return Handles.call(this, null, (o, a) -> OrtApi.AddFreeDimensionOverrideByName.invoke(
-                Api.Options.AddFreeDimensionOverrideByName, o, a.allocateFrom(dimensionName), value));
+                Api.Options.AddFreeDimensionOverrideByName, o, CString.of(a, dimensionName), value));
     }
 
     /** Fixes a dimension by its denotation (e.g. "DATA_BATCH"). */
     public SessionOptions addFreeDimensionOverride(String denotation, long value) {
         return Handles.call(this, null, (o, a) ->
-                OrtApi.AddFreeDimensionOverride.invoke(Api.Options.AddFreeDimensionOverride, o, a.allocateFrom(denotation),
+                OrtApi.AddFreeDimensionOverride.invoke(Api.Options.AddFreeDimensionOverride, o, CString.of(a, denotation),
                         value));
     }
 
     /** A session configuration entry (see ORT's onnxruntime_session_options_config_keys.h). */
     public SessionOptions addConfigEntry(String key, String value) {
         return Handles.call(this, "config entry " + key, (o, a) -> OrtApi.AddSessionConfigEntry.invoke(
-                Api.Options.AddSessionConfigEntry, o, a.allocateFrom(key), a.allocateFrom(value)));
+                Api.Options.AddSessionConfigEntry, o, CString.of(a, key), CString.of(a, value)));
     }
 
     public SessionOptions setSessionLogLevel(OrtLoggingLevel level) {
@@ -176,13 +178,13 @@ public final class SessionOptions extends NativeObject {
 
     public SessionOptions setLogId(String id) {
         return Handles.call(this, null, (o, a) ->
-                OrtApi.SetSessionLogId.invoke(Api.Options.SetSessionLogId, o, a.allocateFrom(id)));
+                OrtApi.SetSessionLogId.invoke(Api.Options.SetSessionLogId, o, CString.of(a, id)));
     }
 
     /** Saves the optimised graph to {@code path} when a session is created. */
     public SessionOptions setOptimizedModelFilePath(String path) {
         return Handles.call(this, null, (o, a) ->
-                OrtApi.SetOptimizedModelFilePath.invoke(Api.Options.SetOptimizedModelFilePath, o, a.allocateFrom(path)));
+                OrtApi.SetOptimizedModelFilePath.invoke(Api.Options.SetOptimizedModelFilePath, o, CString.of(a, path)));
     }
 
     /**
@@ -242,7 +244,7 @@ public final class SessionOptions extends NativeObject {
         }
         String path = library.toAbsolutePath().toString();
         return Handles.call(this, "cannot register the custom operators of " + library, (o, a) ->
-                OrtApi.RegisterCustomOpsLibrary_V2.invoke(Api.Options.RegisterCustomOpsLibrary_V2, o, a.allocateFrom(path)));
+                OrtApi.RegisterCustomOpsLibrary_V2.invoke(Api.Options.RegisterCustomOpsLibrary_V2, o, CString.of(a, path)));
     }
 
     /**
@@ -255,7 +257,7 @@ public final class SessionOptions extends NativeObject {
     public SessionOptions registerCustomOpsUsingFunction(String functionName) {
         return Handles.call(this, "cannot register custom operators with the function " + functionName, (o, a) ->
                 OrtApi.RegisterCustomOpsUsingFunction.invoke(Api.Options.RegisterCustomOpsUsingFunction, o,
-                        a.allocateFrom(functionName)));
+                        CString.of(a, functionName)));
     }
 
     /** The custom-operator domains added so far, which each session created from these options holds. */

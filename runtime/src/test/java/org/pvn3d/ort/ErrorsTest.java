@@ -103,6 +103,18 @@ class ErrorsTest {
     }
 
     @Test
+    void aStringWithANulCharacterIsRefusedNotCutShort() {
+        // C would read "session.intra_op.allow_spinning" and "-1" (no CUDA graph) while Java kept the whole string
+        try (SessionOptions o = new SessionOptions(); RunOptions r = new RunOptions()) {
+            OrtException e = assertThrows(OrtException.class, () -> o.addConfigEntry("session.intra_op.allow_spinning\0junk", "0"));
+            assertEquals("[ORT_INVALID_ARGUMENT] \"session.intra_op.allow_spinning\\0junk\" holds a NUL character (at 31), which "
+                    + "would end it there in C", e.getMessage());
+            assertThrows(OrtException.class, () -> r.addRunConfigEntry(RunOptions.GPU_GRAPH_ID, "-1\0x"));
+            assertThrows(OrtException.class, () -> r.setRunTag("tag\0x"));
+        }
+    }
+
+    @Test
     void nullModelsAreNamedAsSuch() {
         NullPointerException e = assertThrows(NullPointerException.class, () -> env.createSession((java.nio.file.Path) null));
         assertEquals("model path is null", e.getMessage());

@@ -83,6 +83,76 @@ class OrtRuntimeTest {
     }
 
     @Test
+    void aTruncatedLibraryIsRefusedBeforeTheLoaderMapsIt(@TempDir Path dir) throws IOException {
+        // the dynamic loader maps a truncated ELF file and dies with SIGBUS on the missing pages (the JVM with it)
+        byte[] whole = Files.readAllBytes(OrtRuntime.get().library());
+        Path copy = dir.resolve("libonnxruntime.so");
+        Files.write(copy, whole);
+        NativeFiles.checkElfArchitecture(copy); // the real library: whole
+        for (int keep : new int[] {64 * 1024, whole.length / 2, whole.length - 1}) {
+            Files.write(copy, java.util.Arrays.copyOf(whole, keep));
+            OrtException e = assertThrows(OrtException.class, () -> NativeFiles.checkElfArchitecture(copy), "kept " + keep);
+            assertTrue(e.getMessage().contains("is cut short (" + keep + " bytes") && e.getMessage().contains("incomplete copy"),
+                    e.getMessage());
+        }
+    }
+
+    /**
+     * In a JVM of its own (a process loads one runtime): a runtime that cannot load (a text file, a truncated
+     * copy) is the same OrtException at every entry point, every time (it was an ExceptionInInitializerError,
+     * then NoClassDefFoundError; the truncated copy crashed the JVM in the dynamic loader).
+     */
+    @Test
+    void aRuntimeThatCannotLoadIsAnOrtExceptionEverywhere(@TempDir Path dir) throws Exception {
+        Path text = Files.createDirectories(dir.resolve("text"));
+        Files.writeString(text.resolve("libonnxruntime.so"), "not a library");
+        Path cut = Files.createDirectories(dir.resolve("cut"));
+        byte[] whole = Files.readAllBytes(OrtRuntime.get().library());
+        Files.write(cut.resolve("libonnxruntime.so"), java.util.Arrays.copyOf(whole, 64 * 1024));
+        for (Path folder : new Path[] {text, cut}) {
+            Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
+            String classPath = java.util.stream.Stream.of(UnloadableRuntime.class, OrtException.class, org.pvn3d.ort.ffm.OrtApi.class)
+                    .map(c -> {
+                        try {
+                            return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+                        } catch (java.net.URISyntaxException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }).distinct().collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
+            Process p = new ProcessBuilder(javaBin.toString(), "--enable-native-access=ALL-UNNAMED", "-cp", classPath,
+                    "-Dpvn3d.ort.path=" + folder, UnloadableRuntime.class.getName()).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), out);
+            assertEquals(0, p.exitValue(), "the child ran to its end: " + out);
+            for (String entry : UnloadableRuntime.ENTRIES) {
+                assertTrue(out.contains(entry + ": org.pvn3d.ort.OrtException: "), entry + " in\n" + out);
+            }
+            assertTrue(out.contains(folder == text ? "not an ELF shared library" : "is cut short"), out);
+        }
+    }
+
+    /** The child JVM of {@link #aRuntimeThatCannotLoadIsAnOrtExceptionEverywhere}. */
+    public static final class UnloadableRuntime {
+        static final java.util.List<String> ENTRIES = java.util.List.of("environment", "environment again", "session options",
+                "run options", "tensor", "string tensor", "allocated tensor", "memory info", "cuda memory info", "runtime");
+
+        public static void main(String[] args) {
+            java.util.List<java.util.concurrent.Callable<?>> calls = java.util.List.of(OrtEnvironment::getEnvironment,
+                    OrtEnvironment::getEnvironment, SessionOptions::new, RunOptions::new,
+                    () -> OnnxTensor.createTensor(new float[] {1}, 1), () -> OnnxTensor.createStringTensor(new String[] {"a"}, 1),
+                    () -> OnnxTensor.allocate(OnnxTensorType.FLOAT, 4), OrtMemoryInfo::cpu, () -> OrtMemoryInfo.cuda(0),
+                    OrtRuntime::get);
+            for (int i = 0; i < calls.size(); i++) {
+                try {
+                    System.out.println(ENTRIES.get(i) + ": returned " + calls.get(i).call());
+                } catch (Throwable t) {
+                    System.out.println(ENTRIES.get(i) + ": " + t);
+                }
+            }
+        }
+    }
+
+    @Test
     void extractionFromAJarIsAtomicAndIdempotent(@TempDir Path dir) throws IOException {
         String resource = "org/junit/jupiter/api/Test.class"; // inside JUnit's jar
         ClassLoader loader = OrtRuntimeTest.class.getClassLoader();

@@ -95,8 +95,8 @@ public final class CustomOpDomain extends OrtCustomOpDomain implements AutoClose
 
     /** CUDA kernels' index errors are known once the run's device work is done: report them. */
     @Override
-    protected void afterRun() {
-        state.checkDeferredErrors();
+    protected void afterRun(Object session) {
+        state.checkDeferredErrors(session);
     }
 
     /**
@@ -105,7 +105,7 @@ public final class CustomOpDomain extends OrtCustomOpDomain implements AutoClose
      * after a run whose outputs have been read back (ORT synchronises its streams when a run ends).
      */
     public void checkDeferredErrors() {
-        state.checkDeferredErrors();
+        state.checkDeferredErrors(null);
     }
 
     /** Kernels ORT has created from this domain and not yet destroyed (one per node per session). */

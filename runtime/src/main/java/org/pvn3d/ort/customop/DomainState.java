@@ -15,6 +15,7 @@ import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
 import org.pvn3d.ort.internal.Lease;
+import org.pvn3d.ort.internal.CString;
 
 /**
  * The native side of a {@link CustomOpDomain}: the {@code OrtCustomOpDomain}, the
@@ -55,7 +56,7 @@ final class DomainState extends NativeObject {
     private static MemorySegment createDomain(String name) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(ADDRESS);
-            Api.checkStatus(OrtApi.CreateCustomOpDomain.invoke(Api.CustomOpDomain.CreateCustomOpDomain, a.allocateFrom(name), out),
+            Api.checkStatus(OrtApi.CreateCustomOpDomain.invoke(Api.CustomOpDomain.CreateCustomOpDomain, CString.of(a, name), out),
                     "creating custom-op domain " + name);
             return out.get(ADDRESS, 0);
         }
@@ -108,10 +109,17 @@ final class DomainState extends NativeObject {
         }
     }
 
-    /** Throws the first error a live kernel learned after its device work finished (others suppressed). */
-    void checkDeferredErrors() {
+    /**
+     * Throws the first error a live kernel learned after its device work finished (others suppressed):
+     * the kernels of {@code session} (and those created outside any session's creation), or every kernel
+     * when it is null. Another session's kernels keep their errors for that session's next run.
+     */
+    void checkDeferredErrors(Object session) {
         OrtException first = null;
         for (KernelHolder k : kernels) {
+            if (session != null && k.session != null && k.session != session) {
+                continue;
+            }
             try {
                 k.kernel.checkDeferred();
             } catch (OrtException e) {

@@ -15,10 +15,12 @@ final class KernelHolder {
     final OpBinding binding;
     final CustomKernel kernel;
     final String nodeName;
+    final Object session; // the session whose creation made this kernel (SessionScope), or null
     private final AtomicReferenceArray<KernelContext> idle = new AtomicReferenceArray<>(IDLE_CONTEXTS);
 
     KernelHolder(long id, OpBinding binding, CustomKernel kernel, String nodeName) {
         this.id = id;
+        this.session = org.pvn3d.ort.internal.SessionScope.current();
         this.binding = binding;
         this.kernel = kernel;
         this.nodeName = nodeName;

@@ -9,6 +9,7 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.CString;
 
 /**
  * What ORT tells a {@link KernelFactory} about the node it creates a kernel for: the node's name and
@@ -47,7 +48,7 @@ public final class KernelInfo {
             // probe with the int64 reader: it succeeds for an int, fails with "No attribute with
             // name" when the attribute is absent, and with a type mismatch for any other kind
             MemorySegment s = OrtApi.KernelInfoGetAttribute_int64.invoke(Api.Kernel.KernelInfoGetAttribute_int64,
-                    info, arena.allocateFrom(name), arena.allocate(JAVA_LONG));
+                    info, CString.of(arena, name), arena.allocate(JAVA_LONG));
             return s.address() == 0 || !statusMessage(s).contains("No attribute with name");
         }
     }
@@ -57,7 +58,7 @@ public final class KernelInfo {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
             attributeCheck(OrtApi.KernelInfoGetAttribute_int64.invoke(Api.Kernel.KernelInfoGetAttribute_int64, info,
-                    arena.allocateFrom(name), out), name, "int");
+                    CString.of(arena, name), out), name, "int");
             return out.get(JAVA_LONG, 0);
         }
     }
@@ -71,7 +72,7 @@ public final class KernelInfo {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_FLOAT);
             attributeCheck(OrtApi.KernelInfoGetAttribute_float.invoke(Api.Kernel.KernelInfoGetAttribute_float, info,
-                    arena.allocateFrom(name), out), name, "float");
+                    CString.of(arena, name), out), name, "float");
             return out.get(JAVA_FLOAT, 0);
         }
     }
@@ -83,7 +84,7 @@ public final class KernelInfo {
     public String getString(String name) {
         check();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment cname = arena.allocateFrom(name);
+            MemorySegment cname = CString.of(arena, name);
             MemorySegment size = arena.allocate(JAVA_LONG);
             attributeCheck(OrtApi.KernelInfoGetAttribute_string.invoke(Api.Kernel.KernelInfoGetAttribute_string, info,
                     cname, MemorySegment.NULL, size), name, "string");
@@ -96,8 +97,9 @@ public final class KernelInfo {
 
     public long[] getInts(String name) {
         check();
+        requireArray(name, "ints");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment cname = arena.allocateFrom(name);
+            MemorySegment cname = CString.of(arena, name);
             MemorySegment size = arena.allocate(JAVA_LONG);
             attributeCheck(OrtApi.KernelInfoGetAttributeArray_int64.invoke(Api.Kernel.KernelInfoGetAttributeArray_int64,
                     info, cname, MemorySegment.NULL, size), name, "ints");
@@ -105,14 +107,18 @@ public final class KernelInfo {
             MemorySegment buf = arena.allocate(JAVA_LONG, Math.max(1, n));
             attributeCheck(OrtApi.KernelInfoGetAttributeArray_int64.invoke(Api.Kernel.KernelInfoGetAttributeArray_int64,
                     info, cname, buf, size), name, "ints");
+            if (n == 0 && arrayLength(name, false) > 0) {
+                throw invalidAttribute(name, "is floats, not ints");
+            }
             return buf.asSlice(0, n * 8).toArray(JAVA_LONG);
         }
     }
 
     public float[] getFloats(String name) {
         check();
+        requireArray(name, "floats");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment cname = arena.allocateFrom(name);
+            MemorySegment cname = CString.of(arena, name);
             MemorySegment size = arena.allocate(JAVA_LONG);
             attributeCheck(OrtApi.KernelInfoGetAttributeArray_float.invoke(Api.Kernel.KernelInfoGetAttributeArray_float,
                     info, cname, MemorySegment.NULL, size), name, "floats");
@@ -120,8 +126,52 @@ public final class KernelInfo {
             MemorySegment buf = arena.allocate(JAVA_FLOAT, Math.max(1, n));
             attributeCheck(OrtApi.KernelInfoGetAttributeArray_float.invoke(Api.Kernel.KernelInfoGetAttributeArray_float,
                     info, cname, buf, size), name, "floats");
+            if (n == 0 && arrayLength(name, true) > 0) {
+                throw invalidAttribute(name, "is ints, not floats");
+            }
             return buf.asSlice(0, n * 4).toArray(JAVA_FLOAT);
         }
+    }
+
+    /**
+     * Throws when attribute {@code name} is a single int, float or string: ORT's array readers answer such
+     * an attribute with an empty array, not an error, which would read a wrong attribute as "no values".
+     */
+    private void requireArray(String name, String wanted) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cname = CString.of(arena, name);
+            String scalar = succeeded(OrtApi.KernelInfoGetAttribute_int64.invoke(Api.Kernel.KernelInfoGetAttribute_int64, info,
+                    cname, arena.allocate(JAVA_LONG))) ? "an int"
+                    : succeeded(OrtApi.KernelInfoGetAttribute_float.invoke(Api.Kernel.KernelInfoGetAttribute_float, info, cname,
+                            arena.allocate(JAVA_FLOAT))) ? "a float"
+                    : succeeded(OrtApi.KernelInfoGetAttribute_string.invoke(Api.Kernel.KernelInfoGetAttribute_string, info, cname,
+                            MemorySegment.NULL, arena.allocate(JAVA_LONG))) ? "a string" : null;
+            if (scalar != null) {
+                throw invalidAttribute(name, "is " + scalar + ", not " + wanted);
+            }
+        }
+    }
+
+    /** The length of array attribute {@code name} read as ints ({@code floats} false) or floats; 0 when it fails. */
+    private long arrayLength(String name, boolean floats) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment size = arena.allocate(JAVA_LONG);
+            MemorySegment status = floats
+                    ? OrtApi.KernelInfoGetAttributeArray_float.invoke(Api.Kernel.KernelInfoGetAttributeArray_float, info,
+                            CString.of(arena, name), MemorySegment.NULL, size)
+                    : OrtApi.KernelInfoGetAttributeArray_int64.invoke(Api.Kernel.KernelInfoGetAttributeArray_int64, info,
+                            CString.of(arena, name), MemorySegment.NULL, size);
+            return succeeded(status) ? size.get(JAVA_LONG, 0) : 0;
+        }
+    }
+
+    /** Whether {@code status} is OK (a failed one is released). */
+    private static boolean succeeded(MemorySegment status) {
+        if (status.address() == 0) {
+            return true;
+        }
+        statusMessage(status);
+        return false;
     }
 
     /** An {@link OrtErrorCode#ORT_INVALID_ARGUMENT} exception naming the operator and node. */

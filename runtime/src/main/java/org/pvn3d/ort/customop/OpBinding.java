@@ -3,6 +3,7 @@ package org.pvn3d.ort.customop;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.pvn3d.ort.ffm.OrtCustomOp;
+import org.pvn3d.ort.internal.CString;
 
 /**
  * One {@link CustomOp} as ORT sees it: an {@code OrtCustomOp} struct in its domain's arena whose
@@ -22,8 +23,8 @@ final class OpBinding {
     OpBinding(CustomOp op, DomainState domain, Arena arena) {
         this.op = op;
         this.domain = domain;
-        this.cName = arena.allocateFrom(op.name());
-        this.cProvider = arena.allocateFrom(op.executionProvider());
+        this.cName = CString.of(arena, op.name());
+        this.cProvider = CString.of(arena, op.executionProvider());
         this.struct = arena.allocate(OrtCustomOp.layout());
         // zeroed by the arena: the V1 CreateKernel/KernelCompute stay NULL, so ORT must take the V2
         // paths (it does for version >= 16 when CreateKernelV2/KernelComputeV2 are set)

@@ -626,7 +626,7 @@ public final class Api {
     /** Creates an {@code OrtStatus*} (for returning from an upcall); ORT releases it. */
     public static MemorySegment createStatus(OrtErrorCode code, String message) {
         try (Arena arena = Arena.ofConfined()) {
-            return OrtApi.CreateStatus.invoke(Status.CreateStatus, code.value(), arena.allocateFrom(message == null ? "" : message));
+            return OrtApi.CreateStatus.invoke(Status.CreateStatus, code.value(), arena.allocateFrom(message == null ? "" : message.replace("\0", "\\0")));
         }
     }
 }

@@ -7,6 +7,7 @@ import java.net.URISyntaxException;
 import java.net.URL;
 import java.net.URLConnection;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -144,22 +145,29 @@ public final class NativeFiles {
     }
 
     /**
-     * Checks that {@code file} is an ELF shared object for this JVM's architecture, so that a wrong
-     * build fails with a message instead of a loader error (or worse).
+     * Checks that {@code file} is an ELF shared object for this JVM's architecture, and for a 64-bit one
+     * that it is whole (every segment the loader maps, and the section table, inside the file), so that a
+     * wrong build or a truncated download fails with a message instead of a loader error or a crash (the
+     * dynamic loader maps a truncated file and dies with SIGBUS on the missing pages).
      */
     public static void checkElfArchitecture(Path file) {
-        ByteBuffer header = ByteBuffer.allocate(20);
+        ByteBuffer header = ByteBuffer.allocate(64);
+        long size;
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            size = ch.size();
             while (header.hasRemaining() && ch.read(header) > 0) {
-                // read the ELF identification and e_machine
+                // read the ELF header
+            }
+            header.flip();
+            if (header.remaining() < 20 || header.get(0) != 0x7f || header.get(1) != 'E' || header.get(2) != 'L'
+                    || header.get(3) != 'F') {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, file + " is not an ELF shared library");
+            }
+            if (header.get(4) == 2) { // ELFCLASS64
+                checkElf64Whole(file, ch, header.order(header.get(5) == 1 ? ByteOrder.LITTLE_ENDIAN : ByteOrder.BIG_ENDIAN), size);
             }
         } catch (IOException e) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read " + file + ": " + e, e);
-        }
-        header.flip();
-        if (header.remaining() < 20 || header.get(0) != 0x7f || header.get(1) != 'E' || header.get(2) != 'L'
-                || header.get(3) != 'F') {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, file + " is not an ELF shared library");
         }
         boolean littleEndian = header.get(5) == 1;
         int machine = littleEndian
@@ -175,6 +183,42 @@ public final class NativeFiles {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, file + " is built for ELF machine "
                     + elfMachineName(machine) + ", but this JVM runs on " + arch);
         }
+    }
+
+    /** The 64-bit ELF header's tables and every loadable segment lie inside the file's {@code size} bytes. */
+    private static void checkElf64Whole(Path file, FileChannel ch, ByteBuffer header, long size) throws IOException {
+        if (header.remaining() < 64) {
+            throw truncated(file, size, 64);
+        }
+        long phoff = header.getLong(0x20), shoff = header.getLong(0x28);
+        int phentsize = header.getShort(0x36) & 0xffff, phnum = header.getShort(0x38) & 0xffff;
+        int shentsize = header.getShort(0x3a) & 0xffff, shnum = header.getShort(0x3c) & 0xffff;
+        long phEnd = phoff + (long) phentsize * phnum, shEnd = shoff + (long) shentsize * shnum;
+        if (phoff < 0 || phEnd > size || shoff < 0 || shEnd > size) {
+            throw truncated(file, size, Math.max(phEnd, shEnd));
+        }
+        if (phentsize < 56 || phnum == 0) {
+            return;
+        }
+        ByteBuffer ph = ByteBuffer.allocate(phentsize * phnum).order(header.order());
+        ch.position(phoff);
+        while (ph.hasRemaining() && ch.read(ph) > 0) {
+            // the program headers
+        }
+        for (int i = 0; i < phnum; i++) {
+            int at = i * phentsize;
+            if (ph.getInt(at) == 1) { // PT_LOAD: p_offset + p_filesz bytes are mapped from the file
+                long end = ph.getLong(at + 8) + ph.getLong(at + 32);
+                if (end > size || end < 0) {
+                    throw truncated(file, size, end);
+                }
+            }
+        }
+    }
+
+    private static OrtException truncated(Path file, long size, long needed) {
+        return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, file + " is cut short (" + size + " bytes, its ELF headers "
+                + "need " + needed + "): an incomplete copy or download");
     }
 
     private static String elfMachineName(int machine) {

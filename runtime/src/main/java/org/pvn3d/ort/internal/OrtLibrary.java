@@ -80,6 +80,15 @@ public final class OrtLibrary {
     }
 
     /** The runtime of this process, loading it on first use. */
+    /**
+     * Loads the runtime unless it is loaded, or throws why it cannot (an {@link OrtException}, at every call).
+     * The public entry points call it before anything touches {@link Api}: a runtime that fails to load
+     * inside Api's class initialisation would make every later call a {@code NoClassDefFoundError}.
+     */
+    public static void require() {
+        get();
+    }
+
     public static OrtLibrary get() {
         OrtLibrary r = instance;
         if (r == null) {
@@ -201,8 +210,14 @@ public final class OrtLibrary {
         } catch (Throwable t) {
             throw new OrtException(OrtErrorCode.ORT_FAIL, "OrtGetApiBase failed in " + library + ": " + t, t);
         }
-        String version = OrtApiBase.GetVersionString.invoke(OrtApiBase.GetVersionString(base))
-                .reinterpret(256).getString(0);
+        if (base.address() == 0 || OrtApiBase.GetVersionString(base).address() == 0 || OrtApiBase.GetApi(base).address() == 0) {
+            throw new OrtException(OrtErrorCode.ORT_FAIL, library + ": OrtGetApiBase gave no API base: not an ONNX Runtime library");
+        }
+        MemorySegment versionString = OrtApiBase.GetVersionString.invoke(OrtApiBase.GetVersionString(base));
+        if (versionString.address() == 0) {
+            throw new OrtException(OrtErrorCode.ORT_FAIL, library + ": GetVersionString gave no version: not an ONNX Runtime library");
+        }
+        String version = versionString.reinterpret(256).getString(0);
         if (compareVersions(version, "1.16.0") < 0) {
             throw new OrtException(OrtErrorCode.ORT_FAIL, "ONNX Runtime " + version + " at " + library
                     + " is too old: this library needs 1.16 or later (C API version " + API_VERSION + ")");

@@ -16,6 +16,7 @@ import org.pvn3d.ort.cuda.CudaStream;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Memory;
+import org.pvn3d.ort.internal.CString;
 
 /**
  * Settings of ORT's CUDA execution provider ({@code OrtCUDAProviderOptionsV2}), added to session
@@ -216,8 +217,8 @@ public final class OrtCUDAProviderOptions extends ExecutionProvider {
                 MemorySegment values = arena.allocate(ADDRESS, n);
                 int i = 0;
                 for (Map.Entry<String, String> e : options.entrySet()) {
-                    keys.setAtIndex(ADDRESS, i, arena.allocateFrom(e.getKey()));
-                    values.setAtIndex(ADDRESS, i, arena.allocateFrom(e.getValue()));
+                    keys.setAtIndex(ADDRESS, i, CString.of(arena, e.getKey()));
+                    values.setAtIndex(ADDRESS, i, CString.of(arena, e.getValue()));
                     i++;
                 }
                 Api.checkStatus(OrtApi.UpdateCUDAProviderOptions.invoke(Api.Cuda.UpdateCUDAProviderOptions, cuda, keys,
@@ -225,7 +226,7 @@ public final class OrtCUDAProviderOptions extends ExecutionProvider {
             }
             if (userComputeStream.address() != 0) {
                 Api.checkStatus(OrtApi.UpdateCUDAProviderOptionsWithValue.invoke(Api.Cuda.UpdateCUDAProviderOptionsWithValue,
-                        cuda, arena.allocateFrom("user_compute_stream"), userComputeStream), "user_compute_stream");
+                        cuda, CString.of(arena, "user_compute_stream"), userComputeStream), "user_compute_stream");
             }
             return cuda;
         } catch (RuntimeException e) {

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.MemorySegment;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
@@ -196,6 +197,87 @@ class CustomOpDomainTest {
         } finally {
             domain.close();
         }
+    }
+
+    @Test
+    void aDeferredErrorFailsTheRunOfItsOwnSessionOnly() throws Exception {
+        // two sessions share one domain; a kernel flags its negative input and reports it after the run: only
+        // runs of the session whose kernel saw it may fail (every live kernel of the domain used to be asked)
+        CustomOpDomain domain = CustomOpDomain.of("test.java", scaleOp(info -> new CustomKernel() {
+            final java.util.concurrent.atomic.AtomicBoolean negative = new java.util.concurrent.atomic.AtomicBoolean();
+
+            @Override
+            public void compute(KernelContext ctx) {
+                KernelTensor x = ctx.input(0, OnnxTensorType.FLOAT, -1);
+                if (x.data().get(JAVA_FLOAT, 0) < 0) {
+                    negative.set(true);
+                }
+                ctx.output(0, x.shape()).data().copyFrom(x.data());
+            }
+
+            @Override
+            public void checkDeferred() {
+                if (negative.getAndSet(false)) {
+                    throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "a negative input (deferred)");
+                }
+            }
+        }));
+        try (SessionOptions options = new SessionOptions().registerCustomOps(domain);
+                OrtSession bad = env.createSession(model("java_scale.onnx"), options);
+                OrtSession good = env.createSession(model("java_scale.onnx"), options)) {
+            java.util.concurrent.atomic.AtomicInteger goodFailed = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicInteger badPassed = new java.util.concurrent.atomic.AtomicInteger();
+            Thread badRuns = Thread.ofPlatform().start(() -> {
+                for (int i = 0; i < 1500; i++) {
+                    try {
+                        run(bad, new float[] {-1, 1}, null);
+                        badPassed.incrementAndGet();
+                    } catch (OrtException e) {
+                        // its own error
+                    }
+                }
+            });
+            Thread goodRuns = Thread.ofPlatform().start(() -> {
+                for (int i = 0; i < 1500; i++) {
+                    try {
+                        run(good, new float[] {1, 2}, null);
+                    } catch (OrtException e) {
+                        goodFailed.incrementAndGet();
+                    }
+                }
+            });
+            badRuns.join();
+            goodRuns.join();
+            assertEquals(0, goodFailed.get(), "runs of the good session failed with the other session's error");
+            assertEquals(0, badPassed.get(), "runs of the bad session passed (their error went elsewhere)");
+        } finally {
+            domain.close();
+        }
+    }
+
+    @Test
+    void aScalarAttributeReadAsAnArrayIsAnError() {
+        // ORT's array readers answer a single float with an empty array: it was returned as "no values"
+        List<String> seen = new java.util.ArrayList<>();
+        CustomOpDomain domain = CustomOpDomain.of("test.java", scaleOp(info -> {
+            for (java.util.function.Supplier<Object> read : List.<java.util.function.Supplier<Object>>of(() -> info.getInts("factor"),
+                    () -> info.getFloats("factor"))) {
+                try {
+                    seen.add("returned " + read.get());
+                } catch (OrtException e) {
+                    seen.add(e.getMessage());
+                }
+            }
+            return new ScaleKernel(info);
+        }));
+        try (SessionOptions options = new SessionOptions().registerCustomOps(domain);
+                OrtSession s = env.createSession(model("java_scale.onnx"), options)) {
+            assertArrayEquals(new float[] {2.5f, 5f}, run(s, new float[] {1, 2}, null), "the float reads as a float");
+        } finally {
+            domain.close();
+        }
+        assertEquals(List.of("[ORT_INVALID_ARGUMENT] JavaScale (node 'scale'): attribute factor is a float, not ints",
+                "[ORT_INVALID_ARGUMENT] JavaScale (node 'scale'): attribute factor is a float, not floats"), seen);
     }
 
     @Test
