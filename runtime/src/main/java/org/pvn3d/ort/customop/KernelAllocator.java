@@ -26,6 +26,10 @@ public final class KernelAllocator extends NativeObject {
 
     /** {@code bytes} of memory at the allocator's location (device memory: an address-only segment). */
     public MemorySegment alloc(long bytes) {
+        if (bytes < 0 || bytes > org.pvn3d.ort.OrtAllocator.MAX_BLOCK_BYTES) { // -1 is a huge size_t to ORT
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "cannot allocate " + bytes + " bytes of kernel scratch"
+                    + (bytes < 0 ? "" : ": more than any address space holds (at most 2^56)"));
+        }
         try (Lease h = Handles.acquire(this); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             Api.checkStatus(OrtApi.AllocatorAlloc.invoke(Api.Allocator.AllocatorAlloc, h.handle(), bytes, out),

@@ -48,6 +48,7 @@ public final class KernelContext implements AutoCloseable {
     private long base;
     private int dimCapacity;
     private long context; // the OrtKernelContext* of the call in progress; 0 between calls
+    private Thread thread; // the thread running that call (contexts are pooled: see live)
     private long streamAddress;
     private MemorySegment stream = MemorySegment.NULL;
 
@@ -66,21 +67,29 @@ public final class KernelContext implements AutoCloseable {
         base = scratch.address();
     }
 
-    /** Starts a call on ORT's {@code OrtKernelContext*}. */
+    /** Starts a call on ORT's {@code OrtKernelContext*}, on the calling thread. */
     void begin(long kernelContext) {
+        thread = Thread.currentThread();
         context = kernelContext;
     }
 
     /** Ends the call: the context refuses use until the next one begins. */
     void end() {
         context = 0;
+        thread = null;
     }
 
+    /**
+     * ORT's context of the call in progress, for the thread running it only: contexts are pooled, so one
+     * kept from an earlier call may be the object another thread's call is using now, whose inputs it would
+     * read and whose outputs it would allocate.
+     */
     private long live() {
         long c = context;
-        if (c == 0) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, where
-                    + ": the KernelContext is only valid while compute runs");
+        if (c == 0 || thread != Thread.currentThread()) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, where + (c == 0
+                    ? ": the KernelContext is only valid while compute runs"
+                    : ": the KernelContext is only valid on the thread running its compute call"));
         }
         return c;
     }

@@ -281,6 +281,74 @@ class CustomOpDomainTest {
     }
 
     @Test
+    void aKeptContextCannotReachAnotherThreadsCall() throws Exception {
+        // contexts are pooled: the one kept from run 1 is the object run 2 uses, on another thread
+        java.util.concurrent.atomic.AtomicReference<KernelContext> kept = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.CountDownLatch computing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch tried = new java.util.concurrent.CountDownLatch(1);
+        CustomOpDomain domain = CustomOpDomain.of("test.java", scaleOp(info -> ctx -> {
+            KernelTensor x = ctx.input(0, OnnxTensorType.FLOAT, -1);
+            ctx.output(0, x.shape()).data().copyFrom(x.data());
+            if (kept.compareAndSet(null, ctx)) {
+                return; // run 1 keeps its context
+            }
+            computing.countDown();
+            try {
+                tried.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }));
+        try (SessionOptions options = new SessionOptions().registerCustomOps(domain);
+                OrtSession s = env.createSession(model("java_scale.onnx"), options)) {
+            assertArrayEquals(new float[] {1, 2}, run(s, new float[] {1, 2}, null));
+            OrtException between = assertThrows(OrtException.class, () -> kept.get().input(0));
+            assertTrue(between.getMessage().contains("only valid while compute runs"), between.getMessage());
+            java.util.concurrent.Future<float[]> second = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r);
+                t.setDaemon(true);
+                return t;
+            }).submit(() -> run(s, new float[] {3, 4}, null));
+            assertTrue(computing.await(30, java.util.concurrent.TimeUnit.SECONDS));
+            OrtException during = assertThrows(OrtException.class, () -> kept.get().input(0));
+            assertTrue(during.getMessage().contains("only valid on the thread running its compute call"), during.getMessage());
+            tried.countDown();
+            assertArrayEquals(new float[] {3, 4}, second.get(30, java.util.concurrent.TimeUnit.SECONDS), "run 2 is untouched");
+        } finally {
+            domain.close();
+        }
+    }
+
+    @Test
+    void kernelScratchOfANegativeSizeIsRefused() {
+        List<String> seen = new java.util.ArrayList<>();
+        CustomOpDomain domain = CustomOpDomain.of("test.java", scaleOp(info -> ctx -> {
+            KernelTensor x = ctx.input(0, OnnxTensorType.FLOAT, -1);
+            try (KernelAllocator a = ctx.allocator(x)) {
+                for (long bytes : new long[] {-1, Long.MAX_VALUE}) {
+                    try {
+                        a.alloc(bytes);
+                        seen.add("allocated " + bytes);
+                    } catch (OrtException e) {
+                        seen.add(e.getMessage());
+                    }
+                }
+                MemorySegment ok = a.alloc(64);
+                a.free(ok);
+            }
+            ctx.output(0, x.shape()).data().copyFrom(x.data());
+        }));
+        try (SessionOptions options = new SessionOptions().registerCustomOps(domain);
+                OrtSession s = env.createSession(model("java_scale.onnx"), options)) {
+            assertArrayEquals(new float[] {1, 2}, run(s, new float[] {1, 2}, null));
+        } finally {
+            domain.close();
+        }
+        assertEquals(List.of("[ORT_INVALID_ARGUMENT] cannot allocate -1 bytes of kernel scratch", "[ORT_INVALID_ARGUMENT] cannot "
+                + "allocate 9223372036854775807 bytes of kernel scratch: more than any address space holds (at most 2^56)"), seen);
+    }
+
+    @Test
     void factoryFailuresFailSessionCreationWithTheirMessage() {
         CustomOp throwing = scaleOp(info -> {
             throw new IllegalArgumentException("factory refuses node " + info.nodeName());
