@@ -24,7 +24,13 @@ public final class Json {
             case Boolean b -> sb.append(b);
             case Double d -> number(sb, d);
             case Float f -> number(sb, f.doubleValue());
-            case Number n -> sb.append(n.longValue());
+            case Long n -> sb.append(n.longValue());
+            case Integer n -> sb.append(n.intValue());
+            case Short n -> sb.append(n.shortValue());
+            case Byte n -> sb.append(n.byteValue());
+            case java.math.BigInteger n -> sb.append(n);
+            case java.math.BigDecimal n -> sb.append(n.toString()); // exact (plain or scientific, both JSON)
+            case Number n -> number(sb, n.doubleValue()); // others (AtomicLong, ...): their value, not truncated
             case double[] a -> {
                 sb.append('[');
                 for (int i = 0; i < a.length; i++) {

@@ -25,6 +25,7 @@ public final class CudaCopy {
 
     /** A copy of {@code tensor} in host memory (a new tensor the caller owns), made on {@code stream}. */
     public static OnnxTensor toHost(DeviceTensor tensor, CudaStream stream) {
+        java.util.Objects.requireNonNull(tensor, "the device tensor to copy is null");
         try (Lease use = Handles.acquire(tensor)) {
             OnnxTensor host = OnnxTensor.allocate(tensor.getType(), tensor.getShape());
             try {

@@ -117,12 +117,12 @@ public final class CustomOp {
 
         /** The provider the kernel runs on; default {@link CustomOp#CPU}. */
         public Builder executionProvider(String provider) {
-            this.executionProvider = Objects.requireNonNull(provider);
+            this.executionProvider = Objects.requireNonNull(provider, "the execution provider is null");
             return this;
         }
 
         public Builder input(Port port) {
-            inputs.add(Objects.requireNonNull(port));
+            inputs.add(Objects.requireNonNull(port, "input port is null"));
             return this;
         }
 
@@ -131,6 +131,7 @@ public final class CustomOp {
         }
 
         public Builder output(Port port) {
+            Objects.requireNonNull(port, "output port is null");
             if (port.memory() != Port.Memory.DEFAULT) {
                 throw new IllegalArgumentException("output " + port.name() + ": only inputs choose their memory");
             }

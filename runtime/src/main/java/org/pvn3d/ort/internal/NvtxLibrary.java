@@ -47,7 +47,11 @@ public final class NvtxLibrary {
     private static final short NVTX_VERSION = 3;
     private static final short ATTRIBUTES_SIZE = 48;
     private static final int COLOR_ARGB = 1;
+    private static final int MESSAGE_ASCII = 1;
     private static final int MESSAGE_REGISTERED = 3;
+    // names registered with NVTX (and their structs, for the process's life); a range name beyond them (one
+    // per frame, say) is passed as a plain message each time instead of growing memory without end
+    static final int MAX_REGISTERED_NAMES = 4096;
 
     private static volatile boolean enabled;
     private static volatile Functions functions;
@@ -111,14 +115,42 @@ public final class NvtxLibrary {
             return;
         }
         MemorySegment attributes = ATTRIBUTES.get(name);
-        if (attributes == null) {
+        if (attributes == null && ATTRIBUTES.size() < MAX_REGISTERED_NAMES) {
             attributes = ATTRIBUTES.computeIfAbsent(name, n -> attributes(f, n));
+        }
+        if (attributes == null) {
+            // past the registered names (kept for the process: NVTX has no unregister), a name for this push only
+            try (Arena once = Arena.ofConfined()) {
+                pushOnce(f, once, name);
+            }
+            return;
         }
         try {
             int ignored = (int) f.push().invokeExact(f.domain(), attributes);
         } catch (Throwable t) {
             throw new IllegalStateException("nvtxDomainRangePushEx failed", t);
         }
+    }
+
+    /** A push whose name is an ASCII message in {@code arena} (the tool reads it during the call). */
+    private static void pushOnce(Functions f, Arena arena, String name) {
+        MemorySegment a = arena.allocate(ATTRIBUTES_SIZE, 8);
+        a.set(JAVA_SHORT, 0, NVTX_VERSION);
+        a.set(JAVA_SHORT, 2, ATTRIBUTES_SIZE);
+        a.set(JAVA_INT, 8, COLOR_ARGB);
+        a.set(JAVA_INT, 12, colour(name));
+        a.set(JAVA_INT, 32, MESSAGE_ASCII);
+        a.set(JAVA_LONG, 40, arena.allocateFrom(name.replace('\0', ' ')).address());
+        try {
+            int ignored = (int) f.push().invokeExact(f.domain(), a);
+        } catch (Throwable t) {
+            throw new IllegalStateException("nvtxDomainRangePushEx failed", t);
+        }
+    }
+
+    /** How many range names are registered with NVTX (at most {@link #MAX_REGISTERED_NAMES}). */
+    static int registeredNames() {
+        return ATTRIBUTES.size();
     }
 
     /** Pops this thread's innermost range (a no-op while disabled). */

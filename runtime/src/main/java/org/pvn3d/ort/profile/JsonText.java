@@ -12,8 +12,12 @@ import java.util.Map;
  * ({@code Long} when integral, else {@code Double}), booleans and null; and a writer for the summary.
  */
 final class JsonText {
+    /** Arrays and objects nested deeper than this are refused (the reader recurses: deeper would overflow the stack). */
+    static final int MAX_DEPTH = 512;
+
     private final String text;
     private int pos;
+    private int depth;
 
     private JsonText(String text) {
         this.text = text;
@@ -53,11 +57,13 @@ final class JsonText {
     }
 
     private Map<String, Object> object() {
+        enter();
         Map<String, Object> m = new LinkedHashMap<>();
         pos++;
         skipSpace();
         if (peek() == '}') {
             pos++;
+            depth--;
             return m;
         }
         while (true) {
@@ -73,6 +79,7 @@ final class JsonText {
             skipSpace();
             char c = next();
             if (c == '}') {
+                depth--;
                 return m;
             }
             if (c != ',') {
@@ -82,11 +89,13 @@ final class JsonText {
     }
 
     private List<Object> array() {
+        enter();
         List<Object> l = new ArrayList<>();
         pos++;
         skipSpace();
         if (peek() == ']') {
             pos++;
+            depth--;
             return l;
         }
         while (true) {
@@ -95,11 +104,18 @@ final class JsonText {
             skipSpace();
             char c = next();
             if (c == ']') {
+                depth--;
                 return l;
             }
             if (c != ',') {
                 throw error("expected ',' or ']'");
             }
+        }
+    }
+
+    private void enter() {
+        if (++depth > MAX_DEPTH) {
+            throw error("arrays and objects nested deeper than " + MAX_DEPTH);
         }
     }
 
@@ -236,7 +252,13 @@ final class JsonText {
             case Boolean b -> sb.append(b);
             case Double d -> number(sb, d);
             case Float f -> number(sb, f.doubleValue());
-            case Number n -> sb.append(n.longValue());
+            case Long n -> sb.append(n.longValue());
+            case Integer n -> sb.append(n.intValue());
+            case Short n -> sb.append(n.shortValue());
+            case Byte n -> sb.append(n.byteValue());
+            case java.math.BigInteger n -> sb.append(n);
+            case java.math.BigDecimal n -> sb.append(n.toString()); // exact (plain or scientific, both JSON)
+            case Number n -> number(sb, n.doubleValue()); // others (AtomicLong, ...): their value, not truncated
             case Map<?, ?> m -> {
                 if (m.isEmpty()) {
                     sb.append("{}");

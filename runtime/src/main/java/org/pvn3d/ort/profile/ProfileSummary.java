@@ -88,6 +88,12 @@ public final class ProfileSummary {
         this.opTypes = group(this.nodes);
     }
 
+    /** The longest event taken: 10^12 us (11.6 days); a million of them still sum within a long. */
+    private static final long MAX_EVENT_MICROS = 1_000_000_000_000L;
+
+    /** The largest profile file {@link #read} takes (1 GiB; a run of a few thousand nodes writes megabytes). */
+    public static final long MAX_PROFILE_BYTES = 1L << 30;
+
     /** Reads an ORT profile; custom operators as the class comment says. */
     public static ProfileSummary read(Path profile) {
         return read(profile, ProfileSummary::knownCustomOperator);
@@ -97,6 +103,14 @@ public final class ProfileSummary {
     public static ProfileSummary read(Path profile, Predicate<String> custom) {
         String text;
         try {
+            // a regular file of a sane size: a FIFO would block forever, /dev/zero never end
+            if (!Files.isRegularFile(profile)) {
+                throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "the profile " + profile + " is not a regular file");
+            }
+            if (Files.size(profile) > MAX_PROFILE_BYTES) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the profile " + profile + " has " + Files.size(profile)
+                        + " bytes, more than the " + MAX_PROFILE_BYTES + " this reader takes");
+            }
             text = Files.readString(profile);
         } catch (IOException e) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read the profile " + profile + ": " + e, e);
@@ -135,6 +149,10 @@ public final class ProfileSummary {
             String cat = String.valueOf(e.get("cat"));
             String name = String.valueOf(e.get("name"));
             long dur = e.get("dur") instanceof Number n ? n.longValue() : 0;
+            if (dur < 0 || dur > MAX_EVENT_MICROS || e.get("dur") instanceof Double d && !Double.isFinite(d)) {
+                // ORT writes whole non-negative microseconds; anything else would make negative or overflowing sums
+                throw new IllegalArgumentException("event '" + name + "' has the duration " + e.get("dur") + " us");
+            }
             Map<?, ?> args = e.get("args") instanceof Map<?, ?> a ? a : Map.of();
             switch (cat) {
                 case "Session" -> {

@@ -70,6 +70,12 @@ class NvtxLibraryTest {
                 OnnxTensor x = OnnxTensor.createTensor(a, 16)) {
             s.run(Map.of("a", x, "b", x)).close(); // with the "run" range around it
         }
+        // a name per frame: registered up to the cap, then passed as a message each time (memory grew without end)
+        for (int i = 0; i < NvtxLibrary.MAX_REGISTERED_NAMES + 500; i++) {
+            Nvtx.push("frame " + i);
+            Nvtx.pop();
+        }
+        assertEquals(NvtxLibrary.MAX_REGISTERED_NAMES, NvtxLibrary.registeredNames());
         Nvtx.disable();
         assertFalse(Nvtx.isEnabled());
     }

@@ -174,10 +174,34 @@ class ProfileSummaryTest {
     }
 
     @Test
+    void hostileFilesAreClearErrorsNotCrashesOrHangs() throws Exception {
+        // 100,000 levels of nesting overflowed the recursive reader's stack
+        Path deep = tmp.resolve("deep.json");
+        Files.writeString(deep, "[".repeat(100_000) + "]".repeat(100_000));
+        OrtException e = assertThrows(OrtException.class, () -> ProfileSummary.read(deep));
+        assertTrue(e.getMessage().contains("nested deeper than 512"), e.getMessage());
+        // a folder, a FIFO (read forever) or a device (/dev/zero: no end) is not a profile
+        e = assertThrows(OrtException.class, () -> ProfileSummary.read(tmp));
+        assertTrue(e.getMessage().endsWith("is not a regular file"), e.getMessage());
+        if (Files.exists(Path.of("/dev/zero"))) {
+            assertThrows(OrtException.class, () -> ProfileSummary.read(Path.of("/dev/zero")));
+        }
+        // durations ORT never writes made negative and overflowing totals
+        for (String dur : new String[] {"-500", "9223372036854775807", "1.0e300"}) {
+            Path odd = tmp.resolve("odd.json");
+            Files.writeString(odd, "[{\"cat\": \"Session\", \"name\": \"model_run\", \"dur\": " + dur + "}]");
+            e = assertThrows(OrtException.class, () -> ProfileSummary.read(odd), dur);
+            assertTrue(e.getMessage().contains("has the duration"), e.getMessage());
+        }
+    }
+
+    @Test
     void jsonReaderHandlesEscapesAndNumbers() {
         Object v = JsonText.parse("{\"a\\\"b\": [1, -2.5e-3, true, null, \"\\u00e9\\n\"], \"c\": {}}");
         assertEquals(Map.of("a\"b", java.util.Arrays.asList(1L, -0.0025, true, null, "\u00e9\n"), "c", Map.of()), v);
         assertEquals(v, JsonText.parse(JsonText.write(v)));
+        assertEquals(java.util.List.of(2.5, 1180591620717411303424.0), JsonText.parse(JsonText.write(java.util.List.of(
+                new java.math.BigDecimal("2.5"), java.math.BigInteger.TWO.pow(70)))), "not truncated to a long");
     }
 
     private static ProfileSummary.Node node(ProfileSummary s, String name) {
