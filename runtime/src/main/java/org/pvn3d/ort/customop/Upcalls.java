@@ -168,15 +168,15 @@ final class Upcalls {
             if (holder == null) {
                 return status(OrtErrorCode.ORT_FAIL, "no live custom kernel #" + kernelPtr).address();
             }
+            int[] callback = RefCount.callbackBegin(); // a close() in compute must not wait for this run
             KernelContext ctx = holder.takeContext();
             ctx.begin(context);
-            int[] callback = RefCount.callbackBegin(); // a close() in compute must not wait for this run
             try {
                 holder.kernel.compute(ctx);
             } finally {
-                RefCount.callbackEnd(callback);
                 ctx.end();
                 holder.giveContext(ctx);
+                RefCount.callbackEnd(callback);
             }
             return 0;
         } catch (Throwable t) {
