@@ -334,36 +334,36 @@ public final class OnnxTensor extends OnnxTensorLike {
     }
 
     public float[] getFloatArray() {
-        return read(JAVA_FLOAT, OnnxTensorType.FLOAT).toArray(JAVA_FLOAT);
+        return copyOut(d -> d.toArray(JAVA_FLOAT), OnnxTensorType.FLOAT);
     }
 
     public double[] getDoubleArray() {
-        return read(JAVA_DOUBLE, OnnxTensorType.DOUBLE).toArray(JAVA_DOUBLE);
+        return copyOut(d -> d.toArray(JAVA_DOUBLE), OnnxTensorType.DOUBLE);
     }
 
     /** int64 or uint64 (bit patterns) values. */
     public long[] getLongArray() {
-        return read(JAVA_LONG, OnnxTensorType.INT64, OnnxTensorType.UINT64).toArray(JAVA_LONG);
+        return copyOut(d -> d.toArray(JAVA_LONG), OnnxTensorType.INT64, OnnxTensorType.UINT64);
     }
 
     /** int32 or uint32 (bit patterns) values. */
     public int[] getIntArray() {
-        return read(JAVA_INT, OnnxTensorType.INT32, OnnxTensorType.UINT32).toArray(JAVA_INT);
+        return copyOut(d -> d.toArray(JAVA_INT), OnnxTensorType.INT32, OnnxTensorType.UINT32);
     }
 
     /** int16, uint16, float16 or bfloat16 values as their 16 bits. */
     public short[] getShortArray() {
-        return read(JAVA_SHORT, OnnxTensorType.INT16, OnnxTensorType.UINT16, OnnxTensorType.FLOAT16,
-                OnnxTensorType.BFLOAT16).toArray(JAVA_SHORT);
+        return copyOut(d -> d.toArray(JAVA_SHORT), OnnxTensorType.INT16, OnnxTensorType.UINT16, OnnxTensorType.FLOAT16,
+                OnnxTensorType.BFLOAT16);
     }
 
     /** int8, uint8 or bool values as bytes. */
     public byte[] getByteArray() {
-        return read(JAVA_BYTE, OnnxTensorType.INT8, OnnxTensorType.UINT8, OnnxTensorType.BOOL).toArray(JAVA_BYTE);
+        return copyOut(d -> d.toArray(JAVA_BYTE), OnnxTensorType.INT8, OnnxTensorType.UINT8, OnnxTensorType.BOOL);
     }
 
     public boolean[] getBooleanArray() {
-        byte[] bytes = read(JAVA_BYTE, OnnxTensorType.BOOL).toArray(JAVA_BYTE);
+        byte[] bytes = copyOut(d -> d.toArray(JAVA_BYTE), OnnxTensorType.BOOL);
         boolean[] out = new boolean[bytes.length];
         for (int i = 0; i < bytes.length; i++) {
             out[i] = bytes[i] != 0;
@@ -373,7 +373,7 @@ public final class OnnxTensor extends OnnxTensorLike {
 
     /** float16 or bfloat16 values widened to float. */
     public float[] getFloat16AsFloatArray() {
-        short[] bits = read(JAVA_SHORT, OnnxTensorType.FLOAT16, OnnxTensorType.BFLOAT16).toArray(JAVA_SHORT);
+        short[] bits = copyOut(d -> d.toArray(JAVA_SHORT), OnnxTensorType.FLOAT16, OnnxTensorType.BFLOAT16);
         float[] out = new float[bits.length];
         boolean half = info.getType() == OnnxTensorType.FLOAT16;
         for (int i = 0; i < bits.length; i++) {
@@ -411,15 +411,20 @@ public final class OnnxTensor extends OnnxTensorLike {
         }
     }
 
-    private MemorySegment read(ValueLayout layout, OnnxTensorType... accepted) {
-        Handles.handle(this);
-        for (OnnxTensorType t : accepted) {
-            if (t == info.getType()) {
-                checkMemoryAlive();
-                return data;
+    /**
+     * {@code copy} applied to the data, one of the {@code accepted} types, while a use of this tensor is held:
+     * a close() from another thread waits for the copy (it used to free the memory under it).
+     */
+    private <T> T copyOut(java.util.function.Function<MemorySegment, T> copy, OnnxTensorType... accepted) {
+        try (Lease use = Handles.acquire(this)) {
+            for (OnnxTensorType t : accepted) {
+                if (t == info.getType()) {
+                    checkMemoryAlive();
+                    return copy.apply(data);
+                }
             }
+            throw wrongType(accepted[0]);
         }
-        throw wrongType(accepted[0]);
     }
 
     private OrtException wrongType(OnnxTensorType wanted) {

@@ -99,6 +99,38 @@ class LifecycleTest {
     }
 
     @Test
+    void closingATensorWhileAnotherThreadCopiesItOutWaitsForTheCopy() throws Exception {
+        // 64 MB: glibc maps it on its own and unmaps it at free(), so a copy racing the free crashed the JVM
+        int n = 16 << 20;
+        for (int round = 0; round < 3; round++) {
+            float[] ones = new float[n];
+            java.util.Arrays.fill(ones, 1f);
+            OnnxTensor x = OnnxTensor.createTensor(ones, n);
+            java.util.concurrent.atomic.AtomicReference<String> outcome = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread reader = new Thread(() -> {
+                try {
+                    while (true) {
+                        float[] got = x.getFloatArray();
+                        for (float f : got) {
+                            if (f != 1f) {
+                                outcome.set("wrong value " + f);
+                                return;
+                            }
+                        }
+                    }
+                } catch (OrtException e) {
+                    outcome.set(e.getMessage());
+                }
+            });
+            reader.start();
+            Thread.sleep(30);
+            x.close();
+            reader.join(60_000);
+            assertTrue(outcome.get() != null && outcome.get().contains("is closed"), String.valueOf(outcome.get()));
+        }
+    }
+
+    @Test
     void theEnvironmentOutlivesItsSessions() {
         OrtEnvironment e = OrtEnvironment.getEnvironment();
         try (OrtSession s = e.createSession(TestModels.model("arith.onnx"));
