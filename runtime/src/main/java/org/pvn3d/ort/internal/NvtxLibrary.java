@@ -134,13 +134,7 @@ public final class NvtxLibrary {
 
     /** A push whose name is an ASCII message in {@code arena} (the tool reads it during the call). */
     private static void pushOnce(Functions f, Arena arena, String name) {
-        MemorySegment a = arena.allocate(ATTRIBUTES_SIZE, 8);
-        a.set(JAVA_SHORT, 0, NVTX_VERSION);
-        a.set(JAVA_SHORT, 2, ATTRIBUTES_SIZE);
-        a.set(JAVA_INT, 8, COLOR_ARGB);
-        a.set(JAVA_INT, 12, colour(name));
-        a.set(JAVA_INT, 32, MESSAGE_ASCII);
-        a.set(JAVA_LONG, 40, arena.allocateFrom(name.replace('\0', ' ')).address());
+        MemorySegment a = attributes(arena, name, MESSAGE_ASCII, arena.allocateFrom(name.replace('\0', ' ')).address());
         try {
             int ignored = (int) f.push().invokeExact(f.domain(), a);
         } catch (Throwable t) {
@@ -175,13 +169,18 @@ public final class NvtxLibrary {
         } catch (Throwable t) {
             throw new IllegalStateException("nvtxDomainRegisterStringA failed", t);
         }
-        MemorySegment a = global.allocate(ATTRIBUTES_SIZE, 8);
+        return attributes(global, name, MESSAGE_REGISTERED, handle.address());
+    }
+
+    /** An {@code nvtxEventAttributes_t} for {@code name}: its colour, and the message of {@code messageType}. */
+    private static MemorySegment attributes(Arena arena, String name, int messageType, long message) {
+        MemorySegment a = arena.allocate(ATTRIBUTES_SIZE, 8);
         a.set(JAVA_SHORT, 0, NVTX_VERSION);
         a.set(JAVA_SHORT, 2, ATTRIBUTES_SIZE);
         a.set(JAVA_INT, 8, COLOR_ARGB);
         a.set(JAVA_INT, 12, colour(name));
-        a.set(JAVA_INT, 32, MESSAGE_REGISTERED);
-        a.set(JAVA_LONG, 40, handle.address());
+        a.set(JAVA_INT, 32, messageType);
+        a.set(JAVA_LONG, 40, message);
         return a;
     }
 
