@@ -161,8 +161,15 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         for (int d : devices()) {
             CommonOptions.atLeast(spec, "--devices", d, 0);
         }
+        if (sessions.length == 0) {
+            throw CommonOptions.usage(spec, "--sessions takes one or more counts");
+        }
         for (int s : sessions) {
             CommonOptions.atLeast(spec, "--sessions", s, 1);
+            if (s > org.pvn3d.ort.pipeline.pool.Pvn3dPool.MAX_SESSIONS) {
+                throw CommonOptions.usage(spec, "--sessions takes at most " + org.pvn3d.ort.pipeline.pool.Pvn3dPool.MAX_SESSIONS
+                        + ", not " + s);
+            }
         }
         CommonOptions.atLeast(spec, "--frames", frames, 1);
         if (inflight != null) {
@@ -170,6 +177,10 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         }
         if (queue != null) {
             CommonOptions.atLeast(spec, "--queue", queue, 1);
+            if (queue > org.pvn3d.ort.pipeline.pool.Pvn3dPool.MAX_QUEUE) {
+                throw CommonOptions.usage(spec, "--queue takes at most " + org.pvn3d.ort.pipeline.pool.Pvn3dPool.MAX_QUEUE + ", not "
+                        + queue);
+            }
         }
         if (model != null && sample == null) {
             throw CommonOptions.usage(spec, "--model needs --sample (the shipped sample belongs to the tiny model)");

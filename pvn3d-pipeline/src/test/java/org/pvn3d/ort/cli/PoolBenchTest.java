@@ -92,6 +92,13 @@ class PoolBenchTest {
         assertEquals(2, o.code());
         assertTrue(o.err().contains("--ep takes cpu or cuda, not tpu") && o.err().contains("--sessions"), o.err());
         assertEquals(2, MainTest.run("pool-bench", "--sessions", "1,0").code());
+        // beyond what a pool holds: usage errors, not "this looks like a bug" (exit 1)
+        for (String[] args : new String[][] {{"--sessions", "4097"}, {"--queue", "2147483647"}, {"--sessions", ",,,"}}) {
+            MainTest.Output big = MainTest.run(java.util.stream.Stream.concat(java.util.stream.Stream.of("pool-bench", "--frames", "1"),
+                    java.util.Arrays.stream(args)).toArray(String[]::new));
+            assertEquals(2, big.code(), String.join(" ", args) + ": " + big.err());
+            assertTrue(!big.err().contains("looks like a bug"), big.err());
+        }
         assertEquals(0, MainTest.run("pool-bench", "--help").code());
     }
 
