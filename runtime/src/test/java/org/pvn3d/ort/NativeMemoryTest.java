@@ -13,9 +13,14 @@ import java.lang.foreign.SegmentAllocator;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.pvn3d.ort.customop.AttributeSpec;
+import org.pvn3d.ort.customop.CustomOp;
+import org.pvn3d.ort.customop.CustomOpDomain;
+import org.pvn3d.ort.customop.Port;
 import org.pvn3d.ort.internal.HostMemory;
 
 /**
@@ -85,6 +90,58 @@ class NativeMemoryTest {
                 + 2 * WINDOW + " runs");
         assertEquals(before, live(), "every native object made in the loop was released");
         assertEquals(hostBefore, HostMemory.outstandingBytes(), "every tensor's host memory was freed");
+    }
+
+    /**
+     * A custom kernel that fails every run: ORT 1.16 copies the error status our compute upcall returns
+     * and never releases it, which leaked each failure's message (a hostile test saw 100 B to 2.7 KB a
+     * failure; ORT cuts a status message at 2048 characters). With messages of that length, 20000
+     * failures would leak 40 MB; now at most one status per thread stays allocated.
+     */
+    @Test
+    void failingCustomKernelsDoNotLeakTheirErrorStatus() throws Exception {
+        Assumptions.assumeTrue(MALLINFO2_CALL != null, "needs glibc's mallinfo2 to read the C heap");
+        String padding = "x".repeat(2048);
+        CustomOp failing = CustomOp.builder("JavaScale")
+                .input(Port.of("x", OnnxTensorType.FLOAT))
+                .input(Port.optional("bias", OnnxTensorType.FLOAT))
+                .output(Port.of("y", OnnxTensorType.FLOAT))
+                .attribute("factor", AttributeSpec.Type.FLOAT, true, "multiplier")
+                .kernel(info -> ctx -> {
+                    throw ctx.invalid("refused " + padding);
+                })
+                .build();
+        // ORT logs every failed run with its message: keep 40 MB of it out of the test output
+        java.util.logging.Logger ortLog = java.util.logging.Logger.getLogger(OrtEnvironment.ORT_LOGGER);
+        java.util.logging.Level ortLevel = ortLog.getLevel();
+        ortLog.setLevel(java.util.logging.Level.OFF);
+        Path model = Path.of(NativeMemoryTest.class.getResource("/customop/java_scale.onnx").toURI());
+        try (CustomOpDomain domain = CustomOpDomain.of("test.java", failing); SessionOptions options = new SessionOptions()) {
+            options.registerCustomOps(domain);
+            try (OrtSession s = OrtEnvironment.getEnvironment().createSession(model, options);
+                    OnnxTensor x = OnnxTensor.createTensor(new float[] {1, 2}, 2, 1)) {
+                failRuns(s, x, 200);
+                long before = cHeapBytes();
+                failRuns(s, x, 20000);
+                long growth = cHeapBytes() - before;
+                System.out.printf("NativeMemoryTest: C heap over 20000 failing custom-kernel runs (2 KB messages): %+d KB%n",
+                        growth / 1024);
+                assertTrue(growth < SLACK_BYTES, "the C heap grew by " + growth + " bytes over 20000 failing runs");
+            }
+        } finally {
+            ortLog.setLevel(ortLevel);
+        }
+    }
+
+    private static void failRuns(OrtSession s, OnnxTensor x, int runs) {
+        for (int i = 0; i < runs; i++) {
+            OrtException e = org.junit.jupiter.api.Assertions.assertThrows(OrtException.class, () -> {
+                try (Result r = s.run(Map.of("x", x))) {
+                    r.tensor("y");
+                }
+            });
+            assertTrue(e.getMessage().contains("refused xxx"), e.getMessage().substring(0, 200));
+        }
     }
 
     /** Kinds with live native objects (kinds seen before but now at zero are left out). */

@@ -623,7 +623,12 @@ public final class Api {
         return OrtApi.GetErrorMessage.invoke(Status.GetErrorMessage, status).reinterpret(Long.MAX_VALUE).getString(0);
     }
 
-    /** Creates an {@code OrtStatus*} (for returning from an upcall); ORT releases it. */
+    /** Releases a status this library created and ORT did not take over (see Upcalls' compute failures). */
+    public static void releaseStatus(long status) {
+        OrtApi.ReleaseStatus.invoke(Status.ReleaseStatus, MemorySegment.ofAddress(status));
+    }
+
+    /** Creates an {@code OrtStatus*} (for returning from an upcall); ORT releases it, except where noted. */
     public static MemorySegment createStatus(OrtErrorCode code, String message) {
         try (Arena arena = Arena.ofConfined()) {
             return OrtApi.CreateStatus.invoke(Status.CreateStatus, code.value(), arena.allocateFrom(message == null ? "" : message.replace("\0", "\\0")));
