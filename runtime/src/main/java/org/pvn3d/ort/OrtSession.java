@@ -23,6 +23,7 @@ import org.pvn3d.ort.internal.Lease;
 import org.pvn3d.ort.internal.Memory;
 import org.pvn3d.ort.internal.Probes;
 import org.pvn3d.ort.internal.RunScratch;
+import org.pvn3d.ort.internal.ShutdownGuard;
 import org.pvn3d.ort.internal.CString;
 
 /**
@@ -164,6 +165,8 @@ public final class OrtSession extends NativeObject {
     }
 
     private static MemorySegment load(MemorySegment env, Path modelPath, byte[] modelBytes, MemorySegment options) {
+        // an exit must not run ORT's static destructors while this thread is loading (ShutdownGuard)
+        ShutdownGuard.enter(modelPath != null ? "cannot load model " + modelPath : "cannot load a model from memory");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
             if (modelPath != null) {
@@ -179,6 +182,8 @@ public final class OrtSession extends NativeObject {
                         modelBytes.length, options, out), "cannot load model from " + modelBytes.length + " bytes");
             }
             return out.get(ADDRESS, 0);
+        } finally {
+            ShutdownGuard.leave();
         }
     }
 
