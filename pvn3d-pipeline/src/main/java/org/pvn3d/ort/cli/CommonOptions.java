@@ -3,13 +3,28 @@ package org.pvn3d.ort.cli;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import org.pvn3d.ort.ops.Pvn3dOps;
 import org.pvn3d.ort.pipeline.FrameToPose;
+import org.pvn3d.ort.pipeline.pool.Pvn3dPool;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 /** What the PVN3D commands share: the execution provider, the CUDA device, ORT's threads; and the argument checks. */
 final class CommonOptions {
+    // Upper bounds of the counts, as usage errors: far above any real use, low enough that a mistyped or hostile value
+    // fails at once instead of making sessions, threads or arrays until the machine runs out.
+    /** ORT's intra-op threads per session: the operator library's own bound on its threads (5000 got the JVM killed). */
+    static final int MAX_THREADS = Pvn3dOps.MAX_CPU_THREADS;
+    /** Timed runs, warm-up runs or frames of one measurement: the timed ones keep a double or two each (2^24: 128 MB). */
+    static final int MAX_RUNS = 1 << 24;
+    /** Frames in one batch (the tiny model's inputs alone take 48 KB a frame: 3 GB at 2^16). */
+    static final int MAX_BATCH = 1 << 16;
+    /** frame-to-pose's runs in flight: a session and a thread each, as many sessions as a pool takes. */
+    static final int MAX_INFLIGHT = Pvn3dPool.MAX_SESSIONS;
+    /** pool-bench's frames in flight: the most sessions and the largest queue hold no more. */
+    static final int MAX_POOL_INFLIGHT = Pvn3dPool.MAX_SESSIONS + Pvn3dPool.MAX_QUEUE;
+
     @Option(names = "--ep", paramLabel = "cpu|cuda", description = "Execution provider (default: cpu). cuda needs an NVIDIA "
             + "GPU and an ONNX Runtime whose CUDA provider loads: --version tells.")
     String ep = "cpu";
@@ -31,7 +46,7 @@ final class CommonOptions {
             throw usage(spec, "--ep takes cpu or cuda, not " + ep);
         }
         atLeast(spec, "--device", device, 0);
-        atLeast(spec, "--threads", threads, 0);
+        within(spec, "--threads", threads, 0, MAX_THREADS);
     }
 
     /** With --ep cuda: fails now, with what to do, when no CUDA device or no CUDA provider can be used. */
@@ -50,6 +65,18 @@ final class CommonOptions {
         if (value < min) {
             throw usage(spec, option + " takes " + (min == 0 ? "a non-negative" : "a positive") + " integer, not " + value);
         }
+    }
+
+    static void atMost(CommandSpec spec, String option, int value, int max) {
+        if (value > max) {
+            throw usage(spec, option + " takes at most " + max + ", not " + value);
+        }
+    }
+
+    /** {@code min <= value <= max}, with the message of {@link #atLeast} or {@link #atMost}. */
+    static void within(CommandSpec spec, String option, int value, int min, int max) {
+        atLeast(spec, option, value, min);
+        atMost(spec, option, value, max);
     }
 
     /** A file named on the command line must exist (a usage error otherwise). */

@@ -33,9 +33,21 @@ final class Errors {
             return e.getMessage();
         }
         if (t instanceof OutOfMemoryError) {
-            return "out of memory (" + t.getMessage() + "); give the JVM more, e.g. JAVA_OPTS=-Xmx8g";
+            if (String.valueOf(t.getMessage()).contains("array size exceeds VM limit")) {
+                // a count sized an array past 2^31 elements: no heap holds it, and -Xmx advice would send people astray
+                return "out of memory: an array longer than Java allows was asked for (" + t.getMessage() + "); lower the count "
+                        + "that sizes it (frames, runs, batch)";
+            }
+            long max = Runtime.getRuntime().maxMemory();
+            return "out of memory (" + t.getMessage() + "); give the JVM more than its " + (max == Long.MAX_VALUE ? "current heap"
+                    : (max >> 20) + " MB of heap") + ", e.g. JAVA_OPTS=" + moreHeap(max);
         }
         return t.toString();
+    }
+
+    /** An -Xmx of twice {@code maxHeap} (bytes) rounded up to whole GB, at least 2 GB; no overflow, whatever the heap. */
+    static String moreHeap(long maxHeap) {
+        return "-Xmx" + Math.max(2, Math.ceilDiv(maxHeap, 1L << 29)) + "g"; // 2 x bytes / 2^30 = bytes / 2^29
     }
 
     /** Whether {@link #describe} is all a user needs: failures this tool expects, not bugs. */

@@ -99,7 +99,7 @@ final class EvalCommand implements Callable<Integer>, Profiled {
         }
         if (json != null) {
             try {
-                Files.writeString(json, summary.toJson(common.cuda() ? "cuda" : "cpu",
+                Io.writeAtomically(json, summary.toJson(common.cuda() ? "cuda" : "cpu",
                         model == null ? Pvn3dPipeline.MODEL_RESOURCE : model.getFileName().toString(), folder.toString()));
             } catch (java.io.IOException e) {
                 throw new org.pvn3d.ort.OrtException(org.pvn3d.ort.OrtErrorCode.ORT_NO_SUCHFILE, "cannot write " + json + ": " + e);

@@ -204,13 +204,13 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
             throw CommonOptions.usage(spec, e.getMessage().replace("CUDA option ", "--cuda-option "));
         }
         for (int b : batches) {
-            CommonOptions.atLeast(spec, "--batch", b, 1);
+            CommonOptions.within(spec, "--batch", b, 1, CommonOptions.MAX_BATCH);
         }
         for (int f : inflights) {
-            CommonOptions.atLeast(spec, "--inflight", f, 1);
+            CommonOptions.within(spec, "--inflight", f, 1, CommonOptions.MAX_INFLIGHT);
         }
-        CommonOptions.atLeast(spec, "--frames", frames, 1);
-        CommonOptions.atLeast(spec, "--warmup", warmup, 0);
+        CommonOptions.within(spec, "--frames", frames, 1, CommonOptions.MAX_RUNS);
+        CommonOptions.within(spec, "--warmup", warmup, 0, CommonOptions.MAX_RUNS);
         CommonOptions.atLeast(spec, "--max-iter", maxIter, 0);
         if (model != null && sample == null) {
             throw CommonOptions.usage(spec, "--model needs --sample (the shipped sample belongs to the tiny model)");
@@ -259,7 +259,7 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
             }
         }
         if (json != null) {
-            Files.writeString(json, Json.write(all.stream().map(Measurement::json).toList()));
+            Io.writeAtomically(json, Json.write(all.stream().map(Measurement::json).toList()));
             out.println("json: " + json);
         }
         if (eval != null) {
@@ -292,7 +292,7 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
     /** {@code inflight} sessions on as many threads, each running batches until {@code frames} frames are done together. */
     private Measurement measure(byte[] bytes, List<Pvn3dSample> samples, FrameToPose.Config config, int inflight) {
         int b = config.batch();
-        int callsPerThread = Math.max(1, (frames + b * inflight - 1) / (b * inflight));
+        int callsPerThread = callsPerSession(frames, b, inflight);
         List<FrameToPose> runners = new ArrayList<>();
         try {
             long l0 = System.nanoTime();
@@ -361,13 +361,19 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
                 throw failure[0];
             }
             double[] sorted = Arrays.stream(ms).flatMapToDouble(Arrays::stream).sorted().toArray();
-            int done = sorted.length * b;
+            int done = sorted.length * b; // at most frames + b x inflight: within int by the bounds of check()
             return new Measurement(config.precision().label(), b, config.cudaGraph(), inflight, sorted.length, done, wall,
                     PoolBenchCommand.percentile(sorted, 0.5), PoolBenchCommand.percentile(sorted, 0.99), done / wall, loadMs,
                     config.meanShift().maxIter(), config.cudaOptions(), config.concurrentBranches());
         } finally {
             runners.forEach(FrameToPose::close);
         }
+    }
+
+    /** Calls on each of {@code inflight} sessions for {@code frames} frames at least, in batches of {@code b}; in long, no overflow. */
+    static int callsPerSession(int frames, int b, int inflight) {
+        long perRound = (long) b * inflight;
+        return (int) Math.max(1, (frames + perRound - 1) / perRound);
     }
 
     /** The samples grouped into batches of {@code b} (cycling when there are fewer). */
@@ -425,7 +431,7 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
         }
         doc.put("modes", modes);
         if (evalJson != null) {
-            Files.writeString(evalJson, Json.write(doc));
+            Io.writeAtomically(evalJson, Json.write(doc));
             out.println("eval json: " + evalJson);
         }
     }

@@ -49,7 +49,7 @@ final class JfrRecorder implements AutoCloseable {
             if (parent != null) {
                 java.nio.file.Files.createDirectories(parent);
             }
-            recording.dump(file);
+            Io.writeAtomically(file, recording::dump); // a dump that fails halfway leaves no half a recording
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the JFR recording " + file + ": " + e.getMessage(), e);
         }

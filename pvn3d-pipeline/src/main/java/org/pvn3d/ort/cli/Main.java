@@ -42,6 +42,17 @@ public final class Main {
     }
 
     static int run(String[] args, Io io) {
+        int code = runCommand(args, io);
+        // PrintStream keeps an IOException to itself (a full disk, a closed pipe): without this a table, or the
+        // JSON of --json -, could be lost with exit code 0. A usage error stays one (its message is on stderr).
+        if (io.out().checkError() && code != USAGE) {
+            io.err().println("pvn3d-ort: cannot write to standard output (a full disk or a closed pipe?): what it holds is incomplete");
+            return FAILED;
+        }
+        return code;
+    }
+
+    private static int runCommand(String[] args, Io io) {
         boolean debug = Arrays.asList(args).contains(GlobalOptions.DEBUG);
         try {
             CommandLine cl = commandLine(io);

@@ -39,7 +39,7 @@ final class PipelineOptions {
     }
 
     void check(CommandSpec spec) {
-        CommonOptions.atLeast(spec, "--warmup", warmup, 0);
+        CommonOptions.within(spec, "--warmup", warmup, 0, CommonOptions.MAX_RUNS);
         if (pose != null && !pose.equals("native") && !pose.equals("cuda") && !pose.equals("java")) {
             throw CommonOptions.usage(spec, "--pose takes native, cuda or java, not " + pose);
         }

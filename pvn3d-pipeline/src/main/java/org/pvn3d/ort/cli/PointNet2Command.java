@@ -79,8 +79,8 @@ final class PointNet2Command implements Callable<Integer>, Profiled {
     @Override
     public Integer call() {
         common.check(spec);
-        CommonOptions.atLeast(spec, "--warmup", warmup, 0);
-        CommonOptions.atLeast(spec, "--runs", runs, 1);
+        CommonOptions.within(spec, "--warmup", warmup, 0, CommonOptions.MAX_RUNS);
+        CommonOptions.within(spec, "--runs", runs, 1, CommonOptions.MAX_RUNS);
         if ((model == null) != (input == null)) {
             throw CommonOptions.usage(spec, "--model and --input go together");
         }

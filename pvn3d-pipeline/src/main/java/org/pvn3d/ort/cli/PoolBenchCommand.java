@@ -165,22 +165,14 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             throw CommonOptions.usage(spec, "--sessions takes one or more counts");
         }
         for (int s : sessions) {
-            CommonOptions.atLeast(spec, "--sessions", s, 1);
-            if (s > org.pvn3d.ort.pipeline.pool.Pvn3dPool.MAX_SESSIONS) {
-                throw CommonOptions.usage(spec, "--sessions takes at most " + org.pvn3d.ort.pipeline.pool.Pvn3dPool.MAX_SESSIONS
-                        + ", not " + s);
-            }
+            CommonOptions.within(spec, "--sessions", s, 1, Pvn3dPool.MAX_SESSIONS);
         }
-        CommonOptions.atLeast(spec, "--frames", frames, 1);
+        CommonOptions.within(spec, "--frames", frames, 1, CommonOptions.MAX_RUNS);
         if (inflight != null) {
-            CommonOptions.atLeast(spec, "--inflight", inflight, 1);
+            CommonOptions.within(spec, "--inflight", inflight, 1, CommonOptions.MAX_POOL_INFLIGHT);
         }
         if (queue != null) {
-            CommonOptions.atLeast(spec, "--queue", queue, 1);
-            if (queue > org.pvn3d.ort.pipeline.pool.Pvn3dPool.MAX_QUEUE) {
-                throw CommonOptions.usage(spec, "--queue takes at most " + org.pvn3d.ort.pipeline.pool.Pvn3dPool.MAX_QUEUE + ", not "
-                        + queue);
-            }
+            CommonOptions.within(spec, "--queue", queue, 1, Pvn3dPool.MAX_QUEUE);
         }
         if (model != null && sample == null) {
             throw CommonOptions.usage(spec, "--model needs --sample (the shipped sample belongs to the tiny model)");
@@ -300,7 +292,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
                 io.out().print(text);
                 io.out().flush();
             } else {
-                Files.writeString(Path.of(json), text);
+                Io.writeAtomically(Path.of(json), text);
                 out.println("json: " + json);
             }
         }

@@ -120,11 +120,8 @@ final class PoseCommand implements Callable<Integer>, Profiled {
     private void check() {
         common.check(spec);
         pipeline.check(spec);
-        CommonOptions.atLeast(spec, "--runs", runs, 1);
-        CommonOptions.atLeast(spec, "--scale", scale, 1);
-        if (scale > 32) {
-            throw CommonOptions.usage(spec, "--scale takes at most 32, not " + scale);
-        }
+        CommonOptions.within(spec, "--runs", runs, 1, CommonOptions.MAX_RUNS);
+        CommonOptions.within(spec, "--scale", scale, 1, 32);
         CommonOptions.existing(spec, "model file", model);
         CommonOptions.existing(spec, "sample file", sample);
         CommonOptions.existing(spec, "expected-outputs file", expected);
@@ -272,7 +269,7 @@ final class PoseCommand implements Callable<Integer>, Profiled {
                 Files.createDirectories(out);
             }
             if (reportFile != null) {
-                Files.writeString(reportFile, parity.get().toJson());
+                Io.writeAtomically(reportFile, parity.get().toJson());
                 io.out().println("report: " + reportFile);
             }
         } catch (IOException e) {
@@ -292,7 +289,7 @@ final class PoseCommand implements Callable<Integer>, Profiled {
             // the discs are the model's keypoints under the final pose, the squares the same keypoints under the
             // true one: where they coincide the pose is right (the voted keypoints, before the fit and the
             // refinement, scatter a few centimetres around them; the report has them)
-            PoseOverlay.write(file, s, keypointsUnder(r.pose().pose(), s.modelKps()), r.pose().pose(), scale);
+            Io.writeAtomically(file, PoseOverlay.render(s, keypointsUnder(r.pose().pose(), s.modelKps()), r.pose().pose(), scale));
             long[] size = s.entry("image").shape();
             io.out().printf(Locale.ROOT, "image: %s (%dx%d, the sample image x%d; discs = keypoints under the predicted pose, squares = "
                     + "under the ground truth, thick axes = predicted pose, thin = ground truth)%n", file, size[1] * scale, size[0] * scale,

@@ -91,8 +91,8 @@ final class ProfilingOptions {
         Path json = profileFile.resolveSibling(base + ".summary.json");
         Path png = profileFile.resolveSibling(base + ".summary.png");
         try {
-            Files.writeString(json, summary.toJson());
-            ProfileChart.write(summary, png);
+            Io.writeAtomically(json, summary.toJson());
+            Io.writeAtomically(png, ProfileChart.render(summary));
         } catch (IOException e) {
             throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot write the profile summary next to " + profileFile + ": "
                     + Errors.describe(e), e);

@@ -1,0 +1,70 @@
+package org.pvn3d.ort.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A standard output that cannot be written (a full disk, {@code > /dev/full}) fails the run: PrintStream swallows
+ * the IOException, so {@code pool-bench --json -} once exited 0 with its JSON lost.
+ */
+class StandardOutputErrorTest {
+    /** Refuses every byte, as a full disk does. */
+    private static final class FullDisk extends OutputStream {
+        @Override
+        public void write(int b) throws IOException {
+            throw new IOException("No space left on device");
+        }
+    }
+
+    private static MainTest.Output runToFullOutput(String... args) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = Main.run(args, new Io(new PrintStream(new FullDisk(), true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), false));
+        return new MainTest.Output(code, "", err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void jsonToAFullStandardOutputFailsTheRun() {
+        MainTest.Output o = runToFullOutput("pool-bench", "--frames", "1", "--sessions", "1", "--warmup", "0", "--threads", "1",
+                "--json", "-");
+        assertEquals(1, o.code(), o.err());
+        assertTrue(o.err().contains("frames/s"), "the table went to stderr: " + o.err());
+        assertTrue(o.err().strip().endsWith("pvn3d-ort: cannot write to standard output (a full disk or a closed pipe?): "
+                + "what it holds is incomplete"), o.err());
+    }
+
+    @Test
+    void everyCommandChecksItsStandardOutput() {
+        MainTest.Output help = runToFullOutput("--help");
+        assertEquals(1, help.code(), help.err());
+        assertTrue(help.err().contains("cannot write to standard output"), help.err());
+        // a usage error stays one: its message is on stderr, standard output holds nothing
+        assertEquals(2, runToFullOutput("--runs", "0").code());
+    }
+
+    @Test
+    void theRealProcessExitsWith1OnDevFull(@TempDir Path dir) throws Exception {
+        Path err = dir.resolve("err");
+        Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-cp", MainTest.classPath(), Main.class.getName(), "--help"))
+                .directory(dir.toFile()).redirectOutput(new File("/dev/full")).redirectError(err.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the command line finishes");
+        String e = Files.readString(err);
+        assertEquals(1, p.exitValue(), e);
+        assertTrue(e.contains("pvn3d-ort: cannot write to standard output"), e);
+    }
+}
