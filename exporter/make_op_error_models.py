@@ -11,6 +11,7 @@ make_op_models.py. The models here cover what those cannot:
   ball_query_radius0.onnx              attribute radius = 0.0         (kernel creation fails)
   ball_query_radius_neg.onnx           attribute radius = -0.1        (kernel creation fails)
   ball_query_nsample0.onnx             attribute nsample = 0          (kernel creation fails)
+  ball_query_nsample_huge.onnx         attribute nsample = 2^40       (its output cannot be allocated)
   furthest_point_sample_double.onnx    xyz declared double            (ORT's type check at load)
   <op>_unshaped.onnx                   every input and output without a shape, so that a wrong
                                        rank reaches the kernel's own check (one per operator)
@@ -79,6 +80,7 @@ def models():
     yield "ball_query_radius0", model("BallQuery", {"radius": 0.0, "nsample": 8}, shaped=False)
     yield "ball_query_radius_neg", model("BallQuery", {"radius": -0.1, "nsample": 8}, shaped=False)
     yield "ball_query_nsample0", model("BallQuery", {"radius": 0.2, "nsample": 0}, shaped=False)
+    yield "ball_query_nsample_huge", model("BallQuery", {"radius": 0.2, "nsample": 1 << 40}, shaped=False)
     yield "furthest_point_sample_double", model("FurthestPointSample", types={"xyz": D})
     for op in OPS:
         yield SNAKE[op] + "_unshaped", model(op, shaped=False)
@@ -106,8 +108,7 @@ def main(argv=None):
         with open(path, "wb") as f:
             f.write(m.SerializeToString())
         print("wrote %s (%d bytes)" % (path, os.path.getsize(path)))
-    facility = os.path.join(os.path.dirname(os.path.abspath(args.out)), "..", "customop")
-    facility = os.path.normpath(facility)
+    facility = os.path.join(REPO, "runtime", "src", "test", "resources", "customop")
     os.makedirs(facility, exist_ok=True)
     for name, m in (("java_scale", scale_model(False)), ("java_scale_bias", scale_model(True))):
         path = os.path.join(facility, name + ".onnx")

@@ -260,6 +260,26 @@ class Pvn3dOpsTest {
         }
     }
 
+    /** An output too large to allocate names the output and the shape that asked for it (here nsample's 2^40). */
+    @Test
+    void anOutputTooLargeToAllocateNamesItsShape() {
+        try (OrtSession s = session("errors/ball_query_nsample_huge.onnx")) {
+            Map<String, Pvt.Tensor> in = new LinkedHashMap<>();
+            in.put("xyz", new Pvt.Tensor("xyz", new long[] {1, 4, 3}, new float[12], null));
+            in.put("new_xyz", new Pvt.Tensor("new_xyz", new long[] {1, 2, 3}, new float[6], null));
+            runFails(s, in, "PVN3D_BallQuery", "output idx of shape [1, 2, 1099511627776]");
+            // the session still serves: no centre, an empty output
+            in.put("new_xyz", new Pvt.Tensor("new_xyz", new long[] {1, 0, 3}, new float[0], null));
+            Map<String, OnnxTensor> feeds = new LinkedHashMap<>();
+            in.forEach((k, v) -> feeds.put(k, tensor(v)));
+            try (Result r = s.run(feeds)) {
+                assertArrayEquals(new long[] {1, 0, 1L << 40}, r.tensor("idx").getShape());
+            } finally {
+                feeds.values().forEach(OnnxTensor::close);
+            }
+        }
+    }
+
     @Test
     void mismatchedBatchIsAnErrorNamingTheInput() throws IOException {
         Map<String, Pvt.Tensor> good = fixture("gather_points", 1);

@@ -232,8 +232,9 @@ public final class KernelContext implements AutoCloseable {
             }
         }
         long status = Api.Direct.kernelContextGetOutput(c, index, base + DIMS, rank, base + PTR);
-        if (status != 0) {
-            throw Api.toException(MemorySegment.ofAddress(status), where + ": output " + index);
+        if (status != 0) { // e.g. too large for memory: say which output and what shape asked for it
+            throw Api.toException(MemorySegment.ofAddress(status), where + ": output " + portName(op.outputs(), index, "output")
+                    + " of shape " + Arrays.toString(scratch.asSlice(DIMS, 8L * rank).toArray(JAVA_LONG)));
         }
         long value = scratch.get(JAVA_LONG, PTR);
         if (value == 0) {
