@@ -49,6 +49,14 @@ PVN3D_KABSCH_HD inline bool k_finite(float x) {
   return (x - x) == 0.0f;
 }
 
+/* Whether every one of x[0..count) is NaN: VoteAggregate's keypoints for a batch item with an empty
+ * mask, which Kabsch answers with NaN R and t (no pose), as PoseSolve does, instead of an error. */
+PVN3D_KABSCH_HD inline bool k_all_nan(const float* x, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    if (x[i] == x[i]) return false;  // only NaN differs from itself
+  return count > 0;
+}
+
 /* a: model keypoints [K][3], b: predicted keypoints [K][3] (float32, finite), K >= 3.
  * Writes R [3][3] row-major and t [3] (float32). */
 PVN3D_KABSCH_HD inline void solve(const float* a, const float* b, int64_t K, float* R_out,

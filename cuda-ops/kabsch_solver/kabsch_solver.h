@@ -14,12 +14,14 @@
  * the same rounding and give bit-identical R and t for identical inputs.
  * Degenerate inputs (documented, not errors): collinear keypoints give a proper R that maps the
  * model line onto the predicted line, with a deterministic but arbitrary rotation about it;
- * coincident keypoints (all a_i equal, or all b_i equal) give R = I, t = mean b - mean a.
+ * coincident keypoints (all a_i equal, or all b_i equal) give R = I, t = mean b - mean a; a batch
+ * item whose pred_kps are all NaN (VoteAggregate's answer for an empty mask) gets NaN R and t, as
+ * PoseSolve gives it, so one frame without the object does not fail a batch.
  *
  * Errors (PVN3D_ERR_INVALID_ARGUMENT, the message names the operator, the input and the value):
  *   K < 3; model_K != K ("mismatched K"); model_B not 0 and != B ("mismatched B"); B < 1;
  *   NULL pointers; the element count overflowing int64;
- *   a NaN or infinite coordinate in model_kps or pred_kps: CPU: the status, with the message
+ *   a NaN or infinite coordinate in model_kps, or in a pred_kps item that is not all NaN: CPU: the status, with the message
  *     "PVN3D_KabschSolver: input <model_kps|pred_kps> holds a non-finite value (<v>) at flat
  *      position <p>" (the lowest position in model_kps, else in pred_kps), nothing written.
  *     CUDA: known only after the kernel ran. The batch items concerned get NaN in R and t, and if

@@ -59,11 +59,22 @@ pvn3d_status pvn3d_kabsch_solver_cpu(const float* model_kps, int64_t model_B, in
   const int64_t model_numel = (model_B == 0 ? 1 : B) * K * 3;
   int64_t p = kabsch::first_nonfinite(model_kps, model_numel);
   if (p >= 0) return kabsch::fail_nonfinite(op, "model_kps", p, model_kps[p]);
-  p = kabsch::first_nonfinite(pred_kps, B * K * 3);
-  if (p >= 0) return kabsch::fail_nonfinite(op, "pred_kps", p, pred_kps[p]);
+  // An item whose keypoints are all NaN (an empty mask's) gets no pose; any other non-finite value is an error.
+  for (int64_t b = 0; b < B; ++b) {
+    const float* item = pred_kps + b * K * 3;
+    if (kabsch::k_all_nan(item, K * 3)) continue;
+    p = kabsch::first_nonfinite(item, K * 3);
+    if (p >= 0) return kabsch::fail_nonfinite(op, "pred_kps", b * K * 3 + p, item[p]);
+  }
   parallel_for(B, 64, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b)
+    for (int64_t b = b0; b < b1; ++b) {
+      if (kabsch::k_all_nan(pred_kps + b * K * 3, K * 3)) {
+        for (int i = 0; i < 9; ++i) R[b * 9 + i] = NAN;
+        for (int i = 0; i < 3; ++i) t[b * 3 + i] = NAN;
+        continue;
+      }
       kabsch::solve(model_kps + (model_B == 0 ? 0 : b * K * 3), pred_kps + b * K * 3, K, R + b * 9, t + b * 3);
+    }
   });
   return PVN3D_OK;
 }

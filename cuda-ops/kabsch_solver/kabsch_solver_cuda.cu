@@ -37,7 +37,8 @@ __global__ void kabsch_kernel(const float* model, int64_t model_B, const float* 
   for (int64_t i = 0; i < K * 3; ++i)
     if (!k_finite(p[i])) {
       bad = true;
-      if (pred_is_error) record(input_error, model_numel + b * K * 3 + i);
+      // all NaN: an empty mask's keypoints, no pose but no error (as on the CPU)
+      if (pred_is_error && !k_all_nan(p, K * 3)) record(input_error, model_numel + b * K * 3 + i);
       break;
     }
   if (bad) {

@@ -235,6 +235,21 @@ TEST(kabsch_solver_errors) {
             std::string(pvn3d_last_error()).find("input pred_kps holds a non-finite value (inf) at flat position 40") !=
                 std::string::npos,
         "inf pred: '%s'", pvn3d_last_error());
+  // An item whose keypoints are all NaN (an empty mask's, from VoteAggregate): NaN pose for it, no error.
+  std::vector<float> b3 = b;
+  for (int i = 27; i < 54; ++i) b3[i] = NAN;
+  R.assign(R.size(), 42.0f);
+  st = pvn3d_kabsch_solver_cpu(a.data(), 0, 9, b3.data(), 2, 9, R.data(), t.data());
+  CHECK(st == PVN3D_OK, "all-NaN item: status %d '%s'", st, pvn3d_last_error());
+  CHECK(std::isfinite(R[0]) && std::isfinite(t[0]) && std::isnan(R[9]) && std::isnan(R[17]) && std::isnan(t[3]) &&
+            std::isnan(t[5]),
+        "all-NaN item: item 0 solved, item 1 NaN");
+  b3[27 + 7] = 1.0f;  // one finite value: no longer an empty mask's answer, an error again
+  st = pvn3d_kabsch_solver_cpu(a.data(), 0, 9, b3.data(), 2, 9, R.data(), t.data());
+  CHECK(st == PVN3D_ERR_INVALID_ARGUMENT &&
+            std::string(pvn3d_last_error()).find("input pred_kps holds a non-finite value (nan) at flat position 27") !=
+                std::string::npos,
+        "partly NaN item: '%s'", pvn3d_last_error());
   // The describe helper (the CUDA path's decoder) gives the same message.
   uint32_t bits;
   float inf = INFINITY;
@@ -323,6 +338,16 @@ TEST(kabsch_solver_cuda_equals_cpu) {
         "Kabsch non-finite: CUDA report '%s' vs CPU '%s'", pvn3d_last_error(), cmsg.c_str());
   CHECK(std::isnan(o.R[9]) && std::isnan(o.t[3]) && std::isfinite(o.R[0]) && std::isfinite(o.R[18]),
         "Kabsch non-finite: NaN pose for item 1 only");
+  // An item all NaN (an empty mask's keypoints): NaN pose for it and no report, as on the CPU.
+  std::vector<float> empty_item = pred;
+  empty_item[27 + 5] = (float)u(g);
+  for (int i = 54; i < 81; ++i) empty_item[i] = NAN;  // item 2
+  CHECK_OK(pvn3d_kabsch_solver_cpu(model.data(), 0, 9, empty_item.data(), 3, 9, Rc.data(), tc.data()));
+  o = kabsch_cuda(model, 0, empty_item, 3, 9);
+  CHECK(o.err[0] == -1, "Kabsch all-NaN item: no CUDA report, got position %lld", (long long)o.err[0]);
+  CHECK(std::memcmp(o.R.data(), Rc.data(), 18 * 4) == 0 && std::isnan(o.R[18]) && std::isnan(o.t[6]) &&
+            std::isnan(Rc[18]) && std::isnan(tc[6]),
+        "Kabsch all-NaN item: items 0 and 1 bit-identical to the CPU, item 2 NaN on both");
   model[4] = INFINITY;
   o = kabsch_cuda(model, 0, pred, 3, 9);
   pvn3d_kabsch_error_describe(nullptr, o.err[0], o.err[1], 27, nullptr);

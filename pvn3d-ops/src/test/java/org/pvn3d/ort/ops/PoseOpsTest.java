@@ -581,7 +581,51 @@ class PoseOpsTest {
         for (String c : List.of("kabsch_case1", "kabsch_case2")) {
             out.add(new Object[] {"kabsch_solver.onnx", select(fixture(c), "model_kps", "pred_kps"), false});
         }
+        out.add(new Object[] {"kabsch_solver.onnx", kabschWithAnEmptyItem(), false});
         return out;
+    }
+
+    /** kabsch_case1 with batch item 2's keypoints all NaN, as VoteAggregate gives them for an empty mask. */
+    static Map<String, Pvt.Tensor> kabschWithAnEmptyItem() throws IOException {
+        Map<String, Pvt.Tensor> in = select(fixture("kabsch_case1"), "model_kps", "pred_kps");
+        Pvt.Tensor pred = in.get("pred_kps");
+        float[] v = pred.floats().clone();
+        java.util.Arrays.fill(v, 2 * 27, 3 * 27, Float.NaN);
+        in.put("pred_kps", floats("pred_kps", pred.shape(), v));
+        return in;
+    }
+
+    /**
+     * VoteAggregate then KabschSolver (the unfused pose head) on a batch where one item's mask is
+     * empty: that item gets NaN R and t and the others their pose, exactly as PoseSolve gives them,
+     * instead of the whole batch failing on the NaN keypoints (found by a spec audit). A keypoint set
+     * only partly NaN is still an error.
+     */
+    @Test
+    void anEmptyMaskGivesNoPoseThroughKabschAsThroughPoseSolve() throws IOException {
+        Map<String, Pvt.Tensor> f = fixture("pose_case2"); // batch item 1 has an empty mask
+        Outputs fused;
+        try (OrtSession s = session("pose_solve.onnx")) {
+            fused = run(s, select(f, "votes", "mask", "model_kps"), false);
+        }
+        Outputs votes;
+        try (OrtSession s = session("vote_aggregate.onnx")) {
+            votes = run(s, select(f, "votes", "mask"), false);
+        }
+        float[] kps = votes.floats().get("kps");
+        Map<String, Pvt.Tensor> in = new LinkedHashMap<>();
+        in.put("model_kps", f.get("model_kps"));
+        in.put("pred_kps", floats("pred_kps", votes.shapes().get("kps"), kps));
+        try (OrtSession s = session("kabsch_solver.onnx")) {
+            Outputs chained = run(s, in, false);
+            assertArrayEquals(fused.floats().get("R"), chained.floats().get("R"), "R: NaN for item 1, the same pose for the others");
+            assertArrayEquals(fused.floats().get("t"), chained.floats().get("t"));
+            assertTrue(Float.isNaN(chained.floats().get("R")[9]) && !Float.isNaN(chained.floats().get("R")[0]));
+            float[] partly = kps.clone();
+            partly[27] = 0.5f; // item 1 no longer all NaN
+            in.put("pred_kps", floats("pred_kps", votes.shapes().get("kps"), partly));
+            runFails(s, in, "PVN3D_KabschSolver", "input pred_kps", "non-finite", "flat position 28");
+        }
     }
 
     @SuppressWarnings("unchecked")
