@@ -663,6 +663,8 @@ public final class FrameToPose implements AutoCloseable {
                 }
                 if (inputs.get(i).equals("choose")) {
                     checkPixels(e.data(), f.source());
+                } else if (inputs.get(i).equals("cld_rgb_nrm")) {
+                    f.checkCloud();
                 }
                 data.add(e.data());
             }

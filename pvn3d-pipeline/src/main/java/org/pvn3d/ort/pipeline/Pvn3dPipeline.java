@@ -279,6 +279,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
      * timed runs) and copies every output of the last run to the host.
      */
     public Inference infer(Pvn3dSample sample) {
+        sample.checkCloud();
         return config.deviceResident() ? inferOnDevice(sample) : inferOnHost(sample);
     }
 

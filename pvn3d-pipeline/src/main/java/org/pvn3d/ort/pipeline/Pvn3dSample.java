@@ -2,6 +2,8 @@ package org.pvn3d.ort.pipeline;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -159,6 +161,39 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
     public float[] cloud() {
         return entry("cld_rgb_nrm").floats();
     }
+
+    /** What each of the cloud's nine channels holds, for messages. */
+    private static final String[] CLOUD_CHANNELS = {"x", "y", "z", "red", "green", "blue", "normal x", "normal y", "normal z"};
+
+    /**
+     * Refuses a cloud holding a NaN or an infinite value, naming the first one. The PointNet++ operators take
+     * such a point without an error and sample, group and interpolate around it (a NaN point is picked again
+     * at every furthest-point step), and a NaN anywhere in a point's features spreads through the MLPs and the
+     * max over its neighbours: the pose would be wrong with nothing to say why. Reads the bytes in place
+     * (one pass over 12288 x 9 floats for a full-size frame).
+     */
+    public void checkCloud() {
+        PvtFile.Entry e = entry("cld_rgb_nrm");
+        if (e.type() != OnnxTensorType.FLOAT) {
+            return; // the model's own input check names a wrong type
+        }
+        byte[] data = e.data();
+        MemorySegment m = MemorySegment.ofArray(data);
+        for (long i = 0, count = data.length / 4; i < count; i++) {
+            int bits = m.get(FLOAT_BITS, 4 * i);
+            if ((bits & 0x7f800000) == 0x7f800000) { // exponent all ones: infinite or NaN
+                int channels = cloudChannels();
+                long point = i / channels;
+                int c = (int) (i % channels);
+                String channel = channels == CLOUD_CHANNELS.length ? " (" + CLOUD_CHANNELS[c] + ")" : "";
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": 'cld_rgb_nrm' point " + point + " channel "
+                        + c + channel + " holds a non-finite value (" + Float.intBitsToFloat(bits) + ")");
+            }
+        }
+    }
+
+    /** A float's bits as PVT1 stores them. */
+    private static final ValueLayout.OfInt FLOAT_BITS = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     public int cloudChannels() {
         long[] s = entry("cld_rgb_nrm").shape();

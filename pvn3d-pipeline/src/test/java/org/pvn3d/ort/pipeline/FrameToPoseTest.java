@@ -125,6 +125,17 @@ class FrameToPoseTest {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> cpu.run(badChoose));
             assertTrue(e.getMessage().contains("point 5 names pixel " + bad), e.getMessage());
         }
+        // a NaN or infinity in the cloud: the PointNet++ operators would take it silently (spec audit F4)
+        int channels = sample.cloudChannels();
+        for (float v : new float[] {Float.NaN, Float.NEGATIVE_INFINITY}) {
+            float[] cloud = sample.cloud();
+            cloud[7 * channels + 2] = v; // point 7, z
+            Pvn3dSample badCloud = sample.with("cld_rgb_nrm", OnnxTensorType.FLOAT, sample.entry("cld_rgb_nrm").shape(), cloud);
+            OrtException e = assertThrows(OrtException.class, () -> cpu.run(badCloud));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
+            assertTrue(e.getMessage().contains("'cld_rgb_nrm' point 7 channel 2") && e.getMessage().contains("(" + v + ")"),
+                    e.getMessage());
+        }
         OrtException fp16 = assertThrows(OrtException.class, () -> new FrameToPose(Pvn3dPipeline.tinyModelBytes(),
                 FrameToPose.Config.cuda(0).withPrecision(FrameToPose.Precision.FP16), sample));
         assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, fp16.getCode());

@@ -52,6 +52,18 @@ class Pvn3dBadSampleTest {
     }
 
     @Test
+    void aCloudWithANaNIsRefusedNamingThePointAndChannel() {
+        float[] cloud = sample.cloud();
+        int channels = sample.cloudChannels();
+        cloud[11 * channels + channels - 1] = Float.NaN; // point 11, the last channel
+        OrtException e = assertThrows(OrtException.class,
+                () -> pipeline.run(sample.with("cld_rgb_nrm", OnnxTensorType.FLOAT, sample.entry("cld_rgb_nrm").shape(), cloud)));
+        assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
+        assertTrue(e.getMessage().endsWith("'cld_rgb_nrm' point 11 channel " + (channels - 1)
+                + (channels == 9 ? " (normal z)" : "") + " holds a non-finite value (NaN)"), e.getMessage());
+    }
+
+    @Test
     void anObjectClassTheModelDoesNotHave() {
         try (Pvn3dPipeline other = Pvn3dPipeline.tiny(new Pvn3dPipeline.Config(Pvn3dPipeline.Provider.CPU, 0, 0,
                 new JavaPoseSolver(), 99, 0, 1, true, null, IcpRefinement.DEFAULT))) {
