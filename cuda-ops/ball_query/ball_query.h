@@ -14,6 +14,8 @@
  * (float32) are kept, up to nsample of them. The first hit fills every slot and later hits
  * overwrite slots 1, 2, ... in order: with k hits, slots 0..k-1 hold the hits in index order and
  * slots k..nsample-1 the first hit. A centre without a hit gets all zeros.
+ * Non-finite coordinates are not checked: a NaN distance is never < radius^2, so a NaN centre gets
+ * all zeros and a NaN point is never a hit.
  *
  * Errors (PVN3D_ERR_INVALID_ARGUMENT, nothing written): a negative size, nsample < 1, radius not
  * > 0, element counts overflowing int64, a NULL pointer with non-empty work. CUDA only: N or M above

@@ -15,6 +15,10 @@
  * running distance, ties to the lowest index. Candidates are the non-padding points (already picked
  * ones included: their running distance is 0). If no candidate exists, the pick is 0.
  *
+ * Non-finite coordinates are not checked (the check would cost the CUDA kernel a pass; the PVN3D
+ * pipelines refuse such clouds on the host): a NaN point's running distance never drops below
+ * 1e10, so it is picked again at every step; with NaN at index 0 every pick is 0. CPU and CUDA agree.
+ *
  * Errors (PVN3D_ERR_INVALID_ARGUMENT, nothing written): npoint < 1, npoint > N, a negative size,
  * element counts overflowing int64, xyz/idx NULL while B > 0. CUDA only: N > 2^31-1, a workspace
  * smaller than pvn3d_furthest_point_sample_cuda_workspace_bytes(B, N, npoint), or NULL while that

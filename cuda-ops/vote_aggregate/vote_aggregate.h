@@ -19,6 +19,8 @@
  *   1. The candidate points are the masked points all of whose K votes are finite. A point with
  *      any NaN or infinite vote coordinate is treated as unmasked (it votes for nothing). This is
  *      this library's reading of "NaN in votes": one broken prediction does not destroy the pose.
+ *      Finite votes whose coordinate differences overflow float32 (magnitudes near 1.7e38, far
+ *      outside any scene) give a NaN keypoint: the weight underflows to 0 and 0 * inf is NaN.
  *   2. If there is no candidate: kps[b,:,:] = NaN, inliers[b] = 0 (not an error).
  *   3. cluster(k, P) over a list P of points (in index order), with x_i = votes[b,k,P[i]]:
  *      a) count_i = #{ j in P : d2(x_i, x_j) < bandwidth^2 } over the ORIGINAL votes (as
