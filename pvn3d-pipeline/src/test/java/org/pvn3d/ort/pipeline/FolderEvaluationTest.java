@@ -96,9 +96,8 @@ class FolderEvaluationTest {
     void aSampleWithoutAPoseOrWithABrokenGroundTruthLeavesTheMeansFinite(@TempDir Path dir) throws Exception {
         Pvn3dSample s = Pvn3dSample.resource(Pvn3dSample.RESOURCE);
         s.write(dir.resolve("a_good.bin"));
-        float[] nanCloud = s.cloud();
-        java.util.Arrays.fill(nanCloud, Float.NaN); // nothing is masked: no pose
-        s.with("cld_rgb_nrm", OnnxTensorType.FLOAT, s.entry("cld_rgb_nrm").shape(), nanCloud).write(dir.resolve("b_no_pose.bin"));
+        float[] emptyCloud = new float[s.cloud().length]; // every point at the origin: nothing is masked, no pose
+        s.with("cld_rgb_nrm", OnnxTensorType.FLOAT, s.entry("cld_rgb_nrm").shape(), emptyCloud).write(dir.resolve("b_no_pose.bin"));
         float[] t = s.entry("gt_t").floats();
         t[1] = Float.NaN;
         s.with("gt_t", OnnxTensorType.FLOAT, new long[] {3}, t).write(dir.resolve("c_nan_truth.bin"));
