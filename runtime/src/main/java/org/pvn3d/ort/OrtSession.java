@@ -25,6 +25,7 @@ import org.pvn3d.ort.internal.Probes;
 import org.pvn3d.ort.internal.RunScratch;
 import org.pvn3d.ort.internal.ShutdownGuard;
 import org.pvn3d.ort.internal.CString;
+import org.pvn3d.ort.internal.ComputeStatuses;
 
 /**
  * A loaded model ({@code OrtSession}). Thread-safe: several threads may {@code run} at once, as in
@@ -420,8 +421,12 @@ public final class OrtSession extends NativeObject {
     }
 
     private void callRun(RunScratch s, long runOptions, int nIn, int nOut) {
-        Api.checkStatus(Api.Direct.run(Handles.address(this), runOptions, s.address(0), s.address(nIn), nIn,
-                s.address(2 * nIn), nOut, s.address(2 * nIn + nOut)));
+        long status = Api.Direct.run(Handles.address(this), runOptions, s.address(0), s.address(nIn), nIn,
+                s.address(2 * nIn), nOut, s.address(2 * nIn + nOut));
+        if (status != 0) {
+            ComputeStatuses.afterFailedRun(); // a failing custom kernel's status, on the ORT versions that keep it
+            throw Api.toException(MemorySegment.ofAddress(status), null);
+        }
     }
 
     /**
@@ -567,7 +572,11 @@ public final class OrtSession extends NativeObject {
                 long runOptions = beginRun(s, options);
                 String graph = capturesGraphs ? RunOptions.graphId(options) : null; // null: no graph to keep addresses for
                 long b = binding.beginRun(s, graph);
-                Api.checkStatus(Api.Direct.runWithBinding(Handles.address(this), runOptions, b), "run with IO binding");
+                long status = Api.Direct.runWithBinding(Handles.address(this), runOptions, b);
+                if (status != 0) {
+                    ComputeStatuses.afterFailedRun();
+                    throw Api.toException(MemorySegment.ofAddress(status), "run with IO binding");
+                }
                 binding.afterRun(graph);
                 afterRun();
             } finally {

@@ -127,6 +127,15 @@ class NativeMemoryTest {
                 System.out.printf("NativeMemoryTest: C heap over 20000 failing custom-kernel runs (2 KB messages): %+d KB%n",
                         growth / 1024);
                 assertTrue(growth < SLACK_BYTES, "the C heap grew by " + growth + " bytes over 20000 failing runs");
+                // a thread per request (here a virtual thread each): the status must not leave with its thread
+                before = cHeapBytes();
+                for (int i = 0; i < 20000; i++) {
+                    Thread t = Thread.ofVirtual().start(() -> failRuns(s, x, 1));
+                    t.join();
+                }
+                growth = cHeapBytes() - before;
+                System.out.printf("NativeMemoryTest: C heap over 20000 failing runs, a virtual thread each: %+d KB%n", growth / 1024);
+                assertTrue(growth < SLACK_BYTES, "the C heap grew by " + growth + " bytes over 20000 failing runs on 20000 threads");
             }
         } finally {
             ortLog.setLevel(ortLevel);

@@ -14,7 +14,7 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtCustomOp;
 import org.pvn3d.ort.internal.Api;
-import org.pvn3d.ort.internal.OrtLibrary;
+import org.pvn3d.ort.internal.ComputeStatuses;
 import org.pvn3d.ort.internal.Probes;
 import org.pvn3d.ort.internal.RefCount;
 
@@ -181,46 +181,9 @@ final class Upcalls {
             }
             return 0;
         } catch (Throwable t) {
-            return computeFailed(failure(holder == null ? "custom operator" : holder.where(), t).address());
+            // ORT up to 1.22.0 never frees it: ComputeStatuses does
+            return ComputeStatuses.handOver(failure(holder == null ? "custom operator" : holder.where(), t).address());
         }
-    }
-
-    /**
-     * Whether ORT leaves the status a compute returns to us. Up to 1.22.0 ORT turns it into its own
-     * status by copying the code and message and never releases it, so every failing compute leaked
-     * its message (found by a hostile test: 100 B to 2.7 KB a failure). Measured with 20000 failing
-     * runs and 2 KB messages (NativeMemoryTest, the release turned off): the C heap grew 50 MB on
-     * 1.16.3 and 42 MB on 1.22.0, and stayed flat on 1.23.2 and 1.24.1, which release it themselves
-     * (ORT's "OrtStatus leaks" fix, June 2025). Releasing it twice would crash, and 1.22.1 and 1.22.2
-     * could not be tried, so from 1.22.1 on it is left to ORT.
-     */
-    private static final boolean RELEASE_COMPUTE_STATUS = !OrtLibrary.get().isAtLeast("1.22.1");
-
-    /** Per thread: the last status this thread's compute returned, released at the thread's next failure. */
-    private static final ThreadLocal<long[]> RETURNED_STATUS = ThreadLocal.withInitial(() -> new long[1]);
-
-    /**
-     * Hands {@code status} to ORT and, where ORT never releases it, releases the one this thread
-     * returned before. That one is safe to release: ORT copies a returned status on the thread that
-     * called compute, before that call's frame returns, so by the next upcall on the same thread the
-     * copy is done. At most one status per thread stays allocated, instead of one per failure. Only
-     * the failure path pays for the thread-local lookup.
-     */
-    private static long computeFailed(long status) {
-        if (status == 0 || !RELEASE_COMPUTE_STATUS) {
-            return status;
-        }
-        try {
-            long[] slot = RETURNED_STATUS.get();
-            long previous = slot[0];
-            slot[0] = status;
-            if (previous != 0) {
-                Api.releaseStatus(previous);
-            }
-        } catch (Throwable t) {
-            log("releasing an earlier error status", t); // a leak at worst; the status goes to ORT regardless
-        }
-        return status;
     }
 
     private static void destroy(MemorySegment kernelPtr) {
