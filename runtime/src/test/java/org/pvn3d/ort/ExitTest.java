@@ -33,8 +33,26 @@ class ExitTest {
                 && out.contains("the JVM is exiting"), "a load begun during the exit is refused:\n" + out);
     }
 
+    /**
+     * System.exit from a custom-op kernel factory, inside a model load: the exit must not wait for that
+     * load, which cannot end before the exit does (it held the exit for the whole 30 s).
+     */
+    @Test
+    void anExitFromInsideALoadDoesNotWaitForItself(@TempDir Path dir) throws Exception {
+        long t0 = System.nanoTime();
+        String out = runChild(dir, ExitFromKernelFactory.class, 3);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        assertTrue(out.contains("exiting from the factory"), out);
+        assertTrue(seconds < 15, "the exit took " + seconds + " s (it waited for the load that called it)");
+    }
+
     /** Runs {@code main} in a new JVM; asserts it exited with 0 and left no crash log; returns its output. */
     private static String runChild(Path dir, Class<?> main) throws Exception {
+        return runChild(dir, main, 0);
+    }
+
+    /** Runs {@code main} in a new JVM; asserts its exit status and that it left no crash log; returns its output. */
+    private static String runChild(Path dir, Class<?> main, int exitStatus) throws Exception {
         Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
         List<String> command = new ArrayList<>(List.of(javaBin.toString(), "--enable-native-access=ALL-UNNAMED",
                 "-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"), "-cp", System.getProperty("java.class.path")));
@@ -52,8 +70,31 @@ class ExitTest {
             assertEquals(List.of(), crashes, "the child JVM crashed:\n" + out);
         }
         assertFalse(out.contains("A fatal error has been detected"), out);
-        assertEquals(0, p.exitValue(), out);
+        assertEquals(exitStatus, p.exitValue(), out);
         return out;
+    }
+
+    /** A kernel factory, run by ORT inside the session's load, calls System.exit(3). */
+    public static final class ExitFromKernelFactory {
+        public static void main(String[] args) throws Exception {
+            Path model = Path.of(ExitTest.class.getResource("/customop/java_scale.onnx").toURI());
+            org.pvn3d.ort.customop.CustomOp op = org.pvn3d.ort.customop.CustomOp.builder("JavaScale")
+                    .input(org.pvn3d.ort.customop.Port.of("x", OnnxTensorType.FLOAT))
+                    .input(org.pvn3d.ort.customop.Port.optional("bias", OnnxTensorType.FLOAT))
+                    .output(org.pvn3d.ort.customop.Port.of("y", OnnxTensorType.FLOAT))
+                    .attribute("factor", org.pvn3d.ort.customop.AttributeSpec.Type.FLOAT, true, "multiplier")
+                    .kernel(info -> {
+                        System.out.println("exiting from the factory");
+                        System.exit(3);
+                        return ctx -> { };
+                    })
+                    .build();
+            try (org.pvn3d.ort.customop.CustomOpDomain domain = org.pvn3d.ort.customop.CustomOpDomain.of("test.java", op);
+                    SessionOptions options = new SessionOptions()) {
+                options.registerCustomOps(domain);
+                OrtEnvironment.getEnvironment().createSession(model, options).close();
+            }
+        }
     }
 
     /**
@@ -69,10 +110,13 @@ class ExitTest {
                 ShutdownGuard.enter("a slow load");
                 try {
                     entered.countDown();
-                    Thread.sleep(1000);
+                    // busy for a second, as a thread inside ORT's CreateSession is (RUNNABLE); a sleeping
+                    // thread would not be waited for
+                    long end = System.nanoTime() + 1_000_000_000L;
+                    while (System.nanoTime() < end) {
+                        Thread.onSpinWait();
+                    }
                     System.out.println("load finished");
-                } catch (InterruptedException e) {
-                    System.out.println("interrupted");
                 } finally {
                     ShutdownGuard.leave();
                 }
