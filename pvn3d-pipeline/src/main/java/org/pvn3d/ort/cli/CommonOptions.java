@@ -67,6 +67,23 @@ final class CommonOptions {
         }
     }
 
+    /**
+     * ORT intra-op threads the sessions of one measurement may start together: each session has a pool of its own
+     * (--threads, or ORT's default of a thread a core), so bounding the session count and the thread count apart
+     * still let 4096 sessions x 1024 threads through (a hostile review).
+     */
+    static final int MAX_TOTAL_THREADS = 1 << 14;
+
+    /** {@code sessions} sessions of {@code threads} intra-op threads each (0: ORT's default) within {@link #MAX_TOTAL_THREADS}. */
+    static void threadBudget(CommandSpec spec, String option, long sessions, int threads) {
+        long each = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+        if (sessions * each > MAX_TOTAL_THREADS) {
+            throw usage(spec, option + " " + sessions + " with " + (threads > 0 ? "--threads " + threads : "ORT's default of "
+                    + each + " threads a session (one a core)") + " would start " + sessions * each + " ORT threads; at most "
+                    + MAX_TOTAL_THREADS + " together (lower either)");
+        }
+    }
+
     static void atMost(CommandSpec spec, String option, int value, int max) {
         if (value > max) {
             throw usage(spec, option + " takes at most " + max + ", not " + value);

@@ -208,6 +208,7 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
         }
         for (int f : inflights) {
             CommonOptions.within(spec, "--inflight", f, 1, CommonOptions.MAX_INFLIGHT);
+            CommonOptions.threadBudget(spec, "--inflight", f, common.threads);
         }
         CommonOptions.within(spec, "--frames", frames, 1, CommonOptions.MAX_RUNS);
         CommonOptions.within(spec, "--warmup", warmup, 0, CommonOptions.MAX_RUNS);

@@ -51,22 +51,37 @@ record Io(PrintStream out, PrintStream err, boolean terminal) {
      * Writes a file the command line was asked for (a report, a picture, a recording) so that it appears whole or not
      * at all: {@code content} fills a temporary file in the same folder, which then takes the file's name in one rename
      * (a plain replacing move where the file system refuses an atomic one). When the writing fails (a full disk, an
-     * exception) the temporary file is deleted, and a file that was there before stays as it was. A link is followed
-     * (the file it names is replaced, the link stays); what is not a regular file (/dev/stdout, a pipe) is written in
-     * place: there is nothing to replace, and its folder is not the user's.
+     * exception) the temporary file is deleted, and a file that was there before stays as it was. A replaced file keeps
+     * its permissions (a private 0600 report stays private). A link is followed, dangling or not (the file it names is
+     * written, the link stays); what is not a regular file (/dev/stdout, a pipe) is written in place: there is nothing
+     * to replace, and its folder is not the user's. So is a file whose folder takes no new file (a writable file in a
+     * read-only folder), as before. Another hard link to a replaced file keeps the old contents.
      */
     static void writeAtomically(Path file, Content content) throws IOException {
-        if (Files.exists(file) && !Files.isRegularFile(file)) {
-            content.write(file);
+        Path target = resolveLinks(file);
+        if (Files.exists(target) && !Files.isRegularFile(target)) {
+            content.write(target);
             return;
         }
-        Path target = Files.exists(file) ? file.toRealPath() : file.toAbsolutePath();
-        if (Files.exists(target) && !Files.isWritable(target)) {
+        boolean exists = Files.exists(target);
+        if (exists && !Files.isWritable(target)) {
             throw new AccessDeniedException(file.toString()); // a file made read-only stays refused, as in place
         }
-        Path temporary = temporaryBeside(target, file);
+        Path temporary;
+        try {
+            temporary = temporaryBeside(target, file);
+        } catch (AccessDeniedException e) {
+            if (!exists) {
+                throw e;
+            }
+            content.write(target); // the folder takes no new file but the file may be written: in place, as before
+            return;
+        }
         boolean moved = false;
         try {
+            if (exists) {
+                keepPermissions(target, temporary);
+            }
             content.write(temporary);
             try {
                 Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE);
@@ -85,14 +100,33 @@ record Io(PrintStream out, PrintStream err, boolean terminal) {
         }
     }
 
+    /** The file a path names after following its links (at most 40, as the kernel does), existing or not. */
+    private static Path resolveLinks(Path file) throws IOException {
+        Path p = file.toAbsolutePath();
+        for (int i = 0; i < 40 && Files.isSymbolicLink(p); i++) {
+            p = p.resolveSibling(Files.readSymbolicLink(p)).normalize();
+        }
+        return p;
+    }
+
+    /** The replaced file's POSIX permissions on its replacement (where the file system has them). */
+    private static void keepPermissions(Path from, Path to) throws IOException {
+        try {
+            Files.setPosixFilePermissions(to, Files.getPosixFilePermissions(from));
+        } catch (UnsupportedOperationException e) {
+            // not a POSIX file system: its defaults
+        }
+    }
+
     /**
-     * A new empty file {@code .NAME.RANDOM.tmp} in {@code target}'s folder, with the permissions a new file gets there;
-     * a failure names the file asked for, not the temporary one.
+     * A new empty file {@code .pvn3d-ort.RANDOM.tmp} in {@code target}'s folder (a name of its own length, so that
+     * the longest legal file name can still be written), with the permissions a new file gets there; a failure
+     * names the file asked for, not the temporary one.
      */
     private static Path temporaryBeside(Path target, Path asked) throws IOException {
         while (true) {
-            Path temporary = target.resolveSibling("." + target.getFileName() + "."
-                    + Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + ".tmp");
+            Path temporary = target.resolveSibling(".pvn3d-ort." + Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36)
+                    + ".tmp");
             try {
                 return Files.createFile(temporary);
             } catch (FileAlreadyExistsException e) {

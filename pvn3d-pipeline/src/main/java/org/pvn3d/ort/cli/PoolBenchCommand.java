@@ -166,6 +166,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         }
         for (int s : sessions) {
             CommonOptions.within(spec, "--sessions", s, 1, Pvn3dPool.MAX_SESSIONS);
+            CommonOptions.threadBudget(spec, "--sessions", (long) s * devices().length, common.threads);
         }
         CommonOptions.within(spec, "--frames", frames, 1, CommonOptions.MAX_RUNS);
         if (inflight != null) {

@@ -86,6 +86,34 @@ class AtomicWriteTest {
         assertEquals(List.of("report.json"), names(real.getParent()));
     }
 
+    /** What the in-place write kept and a rename alone would not (a hostile review): permissions, long names, dangling links. */
+    @Test
+    void aReplacedFileKeepsItsPermissionsAndAnyLegalNameWorks(@TempDir Path dir) throws Exception {
+        Path secret = Files.writeString(dir.resolve("private.json"), "old");
+        Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Io.writeAtomically(secret, "new");
+        assertEquals("new", Files.readString(secret));
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(secret)));
+
+        Path longest = dir.resolve("r".repeat(250) + ".json"); // 255 bytes, the most a name may have here
+        Io.writeAtomically(longest, "long");
+        assertEquals("long", Files.readString(longest));
+    }
+
+    @Test
+    void aDanglingLinkGetsItsFileCreated(@TempDir Path dir) throws Exception {
+        Path results = Files.createDirectory(dir.resolve("results"));
+        Path absolute = Files.createSymbolicLink(dir.resolve("latest.json"), results.resolve("run1.json"));
+        Io.writeAtomically(absolute, "first");
+        assertTrue(Files.isSymbolicLink(absolute), "still a link");
+        assertEquals("first", Files.readString(results.resolve("run1.json")));
+        Path relative = Files.createSymbolicLink(results.resolve("next.json"), Path.of("run2.json"));
+        Io.writeAtomically(relative, "second");
+        assertTrue(Files.isSymbolicLink(relative));
+        assertEquals("second", Files.readString(results.resolve("run2.json")));
+        assertEquals(List.of("next.json", "run1.json", "run2.json"), names(results));
+    }
+
     @Test
     void aPipeIsWrittenInPlace(@TempDir Path dir) throws Exception {
         // not a regular file (a FIFO here; /dev/stdout, a terminal): nothing to replace, and its folder is not ours

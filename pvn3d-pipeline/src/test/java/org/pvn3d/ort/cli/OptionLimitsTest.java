@@ -40,9 +40,24 @@ class OptionLimitsTest {
         refused("--frames", CommonOptions.MAX_RUNS, "frame-to-pose", "--frames", "2147483647");
         refused("--warmup", CommonOptions.MAX_RUNS, "frame-to-pose", "--warmup", "2147483647");
         refused("--batch", CommonOptions.MAX_BATCH, "frame-to-pose", "--batch", "1," + (CommonOptions.MAX_BATCH + 1));
-        accepted("frame-to-pose", "--inflight", "4096", "--threads", "1024", "--frames", String.valueOf(CommonOptions.MAX_RUNS),
+        accepted("frame-to-pose", "--inflight", "16", "--threads", "1024", "--frames", String.valueOf(CommonOptions.MAX_RUNS),
                 "--warmup", String.valueOf(CommonOptions.MAX_RUNS), "--batch", String.valueOf(CommonOptions.MAX_BATCH),
                 "--sample", NO_SAMPLE);
+        accepted("frame-to-pose", "--inflight", "4096", "--threads", "4", "--sample", NO_SAMPLE);
+    }
+
+    /** Each count within its bound, their product not: 4096 sessions x 1024 threads passed both checks (a hostile review). */
+    @Test
+    void sessionsTimesThreadsIsBoundedToo() {
+        for (String[] args : new String[][] {{"frame-to-pose", "--inflight", "4096", "--threads", "1024"},
+                {"frame-to-pose", "--inflight", "1,17", "--threads", "1024"}, {"pool-bench", "--sessions", "4096", "--threads", "1024"},
+                {"pool-bench", "--sessions", "2", "--devices", "0,1,2,3,4,5,6,7,8", "--threads", "1024"}}) {
+            MainTest.Output o = MainTest.run(args);
+            String what = String.join(" ", args);
+            assertEquals(2, o.code(), what + ": " + o.out() + o.err());
+            assertTrue(o.err().contains("ORT threads; at most " + CommonOptions.MAX_TOTAL_THREADS + " together"), what + ": " + o.err());
+            assertTrue(o.out().isEmpty(), what + ": nothing ran: " + o.out());
+        }
     }
 
     @Test
