@@ -6,9 +6,9 @@
 #include "ball_query.h"
 
 #include <algorithm>
-#include <new>
 #include <vector>
 
+#include "../common/points_soa_cpu.h"
 #include "../common/threads.h"
 #include "ball_query_args.h"
 
@@ -21,21 +21,8 @@ extern "C" pvn3d_status pvn3d_ball_query_cpu(int64_t B, int64_t N, int64_t M, fl
     if (work == 0) return PVN3D_OK;
     const float r2 = radius * radius;
     std::vector<float> soa;
-    try {
-      soa.resize(static_cast<size_t>(B * N * 3));
-    } catch (const std::bad_alloc&) {
-      return pvn3d::fail(PVN3D_ERR_OUT_OF_MEMORY, "%s: out of host memory for B*N = %lld", kOp, (long long)(B * N));
-    }
-    float* const soa_data = soa.data();
-    pvn3d::parallel_for(B * N, 1 << 15, [=](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t b = i / N, n = i - b * N;
-        float* base = soa_data + b * N * 3;
-        base[n] = xyz[3 * i];
-        base[N + n] = xyz[3 * i + 1];
-        base[2 * N + n] = xyz[3 * i + 2];
-      }
-    });
+    PVN3D_TRY(pvn3d::points_soa_cpu(kOp, "B*N", xyz, B, N, soa));
+    const float* const soa_data = soa.data();
     const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(N, 1));
     pvn3d::parallel_for(B * M, grain, [=](int64_t begin, int64_t end) {
       constexpr int64_t kBlock = 64;

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <new>
 #include <vector>
 
+#include "../common/points_soa_cpu.h"
 #include "../common/threads.h"
 #include "three_nn_args.h"
 
@@ -21,21 +21,8 @@ extern "C" pvn3d_status pvn3d_three_nn_cpu(int64_t B, int64_t n, int64_t m, cons
     PVN3D_TRY(check_args(B, n, m, unknown, known, dist2, idx, &work));
     if (work == 0) return PVN3D_OK;
     std::vector<float> soa;
-    try {
-      soa.resize(static_cast<size_t>(B * m * 3));
-    } catch (const std::bad_alloc&) {
-      return pvn3d::fail(PVN3D_ERR_OUT_OF_MEMORY, "%s: out of host memory for B*m = %lld", kOp, (long long)(B * m));
-    }
-    float* const soa_data = soa.data();
-    pvn3d::parallel_for(B * m, 1 << 15, [=](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t b = i / m, k = i - b * m;
-        float* base = soa_data + b * m * 3;
-        base[k] = known[3 * i];
-        base[m + k] = known[3 * i + 1];
-        base[2 * m + k] = known[3 * i + 2];
-      }
-    });
+    PVN3D_TRY(pvn3d::points_soa_cpu(kOp, "B*m", known, B, m, soa));
+    const float* const soa_data = soa.data();
     const int64_t grain = std::max<int64_t>(1, (1 << 16) / m);
     pvn3d::parallel_for(B * n, grain, [=](int64_t begin, int64_t end) {
       constexpr int64_t kBlock = 128;
