@@ -10,6 +10,7 @@
 #include "../kabsch_solver/kabsch_internal.h"
 #include "vote_aggregate.h"
 #include "../vote_aggregate/vote_aggregate_internal.h"
+#include "pose_solve_internal.h"
 
 extern "C" pvn3d_status pvn3d_pose_solve_cpu(const float* votes, const void* mask, int mask_dtype, int64_t B,
                                              int64_t K, int64_t N, const float* model_kps, int64_t model_B,
@@ -18,13 +19,8 @@ extern "C" pvn3d_status pvn3d_pose_solve_cpu(const float* votes, const void* mas
   return pvn3d::guarded("PVN3D_PoseSolve", [&]() -> pvn3d_status {
     static const char* op = "PVN3D_PoseSolve";
     using namespace pvn3d;
-    PVN3D_TRY(kabsch::check_shapes(op, model_B, model_K, B, K));
-    // inliers is optional here; check_args wants a pointer, so give it kps in its place.
-    PVN3D_TRY(vote::check_args(op, votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps,
-                               inliers ? static_cast<const void*>(inliers) : static_cast<const void*>(kps)));
-    PVN3D_TRY(check_pointer(op, "model_kps", model_kps));
-    PVN3D_TRY(check_pointer(op, "R", R));
-    PVN3D_TRY(check_pointer(op, "t", t));
+    PVN3D_TRY(pose_solve::check_args(op, votes, mask, mask_dtype, B, K, N, model_kps, model_B, model_K, bandwidth, max_iter,
+                                     center_filter, R, t, kps, inliers));
     const int64_t model_numel = (model_B == 0 ? 1 : B) * K * 3;
     const int64_t p = kabsch::first_nonfinite(model_kps, model_numel);
     if (p >= 0) return kabsch::fail_nonfinite(op, "model_kps", p, model_kps[p]);

@@ -9,6 +9,7 @@
 #include "vote_aggregate.h"
 #include "../vote_aggregate/vote_aggregate_cuda.cuh"
 #include "../vote_aggregate/vote_aggregate_internal.h"
+#include "pose_solve_internal.h"
 #include "../common/nvtx_range.h"
 
 namespace {
@@ -29,12 +30,8 @@ extern "C" pvn3d_status pvn3d_pose_solve_cuda(const float* votes, const void* ma
   PVN3D_NVTX_RANGE("PVN3D_PoseSolve");
   static const char* op = "PVN3D_PoseSolve";
   using namespace pvn3d;
-  PVN3D_TRY(kabsch::check_shapes(op, model_B, model_K, B, K));
-  PVN3D_TRY(vote::check_args(op, votes, mask, mask_dtype, B, K, N, bandwidth, max_iter, center_filter, kps,
-                             inliers ? static_cast<const void*>(inliers) : static_cast<const void*>(kps)));
-  PVN3D_TRY(check_pointer(op, "model_kps", model_kps));
-  PVN3D_TRY(check_pointer(op, "R", R));
-  PVN3D_TRY(check_pointer(op, "t", t));
+  PVN3D_TRY(pose_solve::check_args(op, votes, mask, mask_dtype, B, K, N, model_kps, model_B, model_K, bandwidth, max_iter,
+                                   center_filter, R, t, kps, inliers));
   const size_t need = pvn3d_pose_solve_cuda_workspace_bytes(B, K, N);
   if (need == 0) return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: sizes too large for the workspace", op);
   PVN3D_TRY(check_pointer(op, "workspace", workspace));
