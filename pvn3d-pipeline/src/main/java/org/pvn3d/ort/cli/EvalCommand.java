@@ -1,5 +1,6 @@
 package org.pvn3d.ort.cli;
 
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -42,8 +43,9 @@ final class EvalCommand implements Callable<Integer>, Profiled {
     @Option(names = "--model", paramLabel = "FILE.onnx", description = "Another PVN3D model (default: the tiny shipped one).")
     Path model;
 
-    @Option(names = "--json", paramLabel = "FILE", description = "Also write the accuracy report as JSON (samples, the "
-            + "refinement, accuracies, mean ADD / ADD-S in mm, the same before refinement and by occlusion level).")
+    @Option(names = "--json", paramLabel = "FILE|-", description = "Also write the accuracy report as JSON (samples, the "
+            + "refinement, accuracies, mean ADD / ADD-S in mm, the same before refinement and by occlusion level; '-': "
+            + "standard output, the table then on standard error).")
     Path json;
 
     @Mixin
@@ -62,6 +64,11 @@ final class EvalCommand implements Callable<Integer>, Profiled {
     }
 
     @Override
+    public Io profilingIo(Io io) {
+        return Io.isStandardOutput(json) ? io.resultsOnErr() : io;
+    }
+
+    @Override
     public Integer call() {
         common.check(spec);
         pipeline.check(spec);
@@ -75,7 +82,8 @@ final class EvalCommand implements Callable<Integer>, Profiled {
             return Main.FAILED;
         }
         common.requireCuda();
-        io.out().printf(Locale.ROOT, "pvn3d-ort eval: %d sample(s) in %s, %s, %s provider%n", files.size(), folder,
+        PrintStream out = profilingIo(io).out(); // with --json -, the table goes to standard error
+        out.printf(Locale.ROOT, "pvn3d-ort eval: %d sample(s) in %s, %s, %s provider%n", files.size(), folder,
                 model == null ? "PVN3D tiny (class path)" : model, common.cuda() ? "CUDA" : "CPU");
         FolderEvaluation.Summary summary;
         Path profileFile;
@@ -84,27 +92,26 @@ final class EvalCommand implements Callable<Integer>, Profiled {
                     io.terminal() ? FolderEvaluation.Progress.bar(io.err()) : FolderEvaluation.Progress.lines(io.err()));
             profileFile = p.endProfiling();
         }
-        io.out().print(summary.table());
+        out.print(summary.table());
         String byOcclusion = summary.occlusionTable();
         if (!byOcclusion.isEmpty()) {
-            io.out().print("by occlusion (the fraction of the object hidden):\n" + byOcclusion);
+            out.print("by occlusion (the fraction of the object hidden):\n" + byOcclusion);
         }
-        io.out().printf(Locale.ROOT, "summary: %d samples, ADD-S < 10%% of the diameter on %.1f%%, ADD on %.1f%% "
+        out.printf(Locale.ROOT, "summary: %d samples, ADD-S < 10%% of the diameter on %.1f%%, ADD on %.1f%% "
                 + "(mean ADD-S %.2f mm, ADD %.2f mm)%s%n", summary.evaluated(), 100 * summary.addsAccuracy(),
                 100 * summary.addAccuracy(), 1000 * summary.meanAdds(), 1000 * summary.meanAdd(),
                 summary.failures() > 0 ? ", " + summary.failures() + " failed" : "");
-        io.out().print(summary.refinementLine());
+        out.print(summary.refinementLine());
         if (profileFile != null) {
-            ProfilingOptions.report(profileFile, io.out());
+            ProfilingOptions.report(profileFile, out);
         }
         if (json != null) {
             try {
-                Io.writeAtomically(json, summary.toJson(common.cuda() ? "cuda" : "cpu",
-                        model == null ? Pvn3dPipeline.MODEL_RESOURCE : model.getFileName().toString(), folder.toString()));
+                io.writeJson(json, summary.toJson(common.cuda() ? "cuda" : "cpu",
+                        model == null ? Pvn3dPipeline.MODEL_RESOURCE : model.getFileName().toString(), folder.toString()), out, "report");
             } catch (java.io.IOException e) {
                 throw new org.pvn3d.ort.OrtException(org.pvn3d.ort.OrtErrorCode.ORT_NO_SUCHFILE, "cannot write " + json + ": " + e);
             }
-            io.out().println("report: " + json);
         }
         return summary.failures() == 0 ? Main.OK : Main.FAILED;
     }

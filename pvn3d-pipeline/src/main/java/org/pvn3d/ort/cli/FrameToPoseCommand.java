@@ -109,10 +109,12 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
             + "prefer_nhwc=1 (repeatable; recorded in every measurement).")
     Map<String, String> cudaOptions = new LinkedHashMap<>();
 
-    @Option(names = "--json", paramLabel = "FILE", description = "The measurements as a JSON list.")
+    @Option(names = "--json", paramLabel = "FILE|-", description = "The measurements as a JSON list ('-': standard output, "
+            + "the table then on standard error).")
     Path json;
 
-    @Option(names = "--eval-json", paramLabel = "FILE", description = "With --eval: the per-precision accuracy as JSON.")
+    @Option(names = "--eval-json", paramLabel = "FILE|-", description = "With --eval: the per-precision accuracy as JSON "
+            + "('-': standard output).")
     Path evalJson;
 
     @Mixin
@@ -213,6 +215,9 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
         CommonOptions.within(spec, "--frames", frames, 1, CommonOptions.MAX_RUNS);
         CommonOptions.within(spec, "--warmup", warmup, 0, CommonOptions.MAX_RUNS);
         CommonOptions.atLeast(spec, "--max-iter", maxIter, 0);
+        if (Io.isStandardOutput(json) && Io.isStandardOutput(evalJson)) {
+            throw CommonOptions.usage(spec, "--json - and --eval-json -: only one of them can have standard output");
+        }
         if (model != null && sample == null) {
             throw CommonOptions.usage(spec, "--model needs --sample (the shipped sample belongs to the tiny model)");
         }
@@ -232,7 +237,7 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
     public Integer call() throws IOException {
         check();
         common.requireCuda();
-        PrintStream out = io.out();
+        PrintStream out = profilingIo(io).out(); // with a JSON to standard output, the table goes to standard error
         List<Pvn3dSample> samples = samples();
         byte[] fp32 = model == null ? Pvn3dPipeline.tinyModelBytes() : OrtSession.readModel(model);
         byte[] fp16 = fp16Model == null ? null : OrtSession.readModel(fp16Model);
@@ -260,13 +265,17 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
             }
         }
         if (json != null) {
-            Io.writeAtomically(json, Json.write(all.stream().map(Measurement::json).toList()));
-            out.println("json: " + json);
+            io.writeJson(json, Json.write(all.stream().map(Measurement::json).toList()), out, "json");
         }
         if (eval != null) {
             evaluate(fp32, fp16, out);
         }
         return Main.OK;
+    }
+
+    @Override
+    public Io profilingIo(Io io) {
+        return Io.isStandardOutput(json) || Io.isStandardOutput(evalJson) ? io.resultsOnErr() : io;
     }
 
     private FrameToPose.Config config(Precision p, boolean graph, int batch) {
@@ -432,8 +441,7 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
         }
         doc.put("modes", modes);
         if (evalJson != null) {
-            Io.writeAtomically(evalJson, Json.write(doc));
-            out.println("eval json: " + evalJson);
+            io.writeJson(evalJson, Json.write(doc), out, "eval json");
         }
     }
 

@@ -31,6 +31,26 @@ record Io(PrintStream out, PrintStream err, boolean terminal) {
         return new Io(err, err, terminal);
     }
 
+    /** Whether a --json style option names standard output ({@code -}). */
+    static boolean isStandardOutput(Path file) {
+        return file != null && file.toString().equals("-");
+    }
+
+    /**
+     * A command's JSON result: alone on standard output for {@code -} (the command then writes its human lines to
+     * standard error, see {@link Profiled#profilingIo}), else into {@code file} whole ({@link #writeAtomically}), with
+     * a {@code LABEL: FILE} line on {@code human}.
+     */
+    void writeJson(Path file, String text, PrintStream human, String label) throws IOException {
+        if (isStandardOutput(file)) {
+            out.print(text);
+            out.flush();
+        } else {
+            writeAtomically(file, text);
+            human.println(label + ": " + file);
+        }
+    }
+
     /** What writes a file's contents into {@code temporary}, a new empty file beside the one it is to replace. */
     @FunctionalInterface
     interface Content {

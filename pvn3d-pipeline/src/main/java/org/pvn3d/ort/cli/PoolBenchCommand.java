@@ -288,14 +288,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             doc.put("java", System.getProperty("java.version"));
             doc.put("cores", cores);
             doc.put("runs", runs.stream().map(Run::json).toList());
-            String text = Json.write(doc);
-            if (json.equals("-")) {
-                io.out().print(text);
-                io.out().flush();
-            } else {
-                Io.writeAtomically(Path.of(json), text);
-                out.println("json: " + json);
-            }
+            io.writeJson(Path.of(json), Json.write(doc), out, "json");
         }
         return runs.stream().anyMatch(r -> r.failed() > 0) ? Main.FAILED : Main.OK;
     }

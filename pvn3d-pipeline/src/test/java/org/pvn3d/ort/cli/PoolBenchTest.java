@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -41,6 +42,31 @@ class PoolBenchTest {
         assertTrue(o.out().startsWith("{") && o.out().strip().endsWith("}"), "standard output: " + o.out());
         assertTrue(o.out().contains("\"tool\": \"pvn3d-ort pool-bench\""), o.out());
         assertTrue(o.err().contains("frames/s") && o.err().contains("jfr: " + jfr), "the table and notes go to stderr: " + o.err());
+    }
+
+    /** frame-to-pose and eval take '-' as pool-bench does (they wrote a file named '-'). */
+    @Test
+    void everyJsonOptionTakesStandardOutput(@TempDir Path dir) throws Exception {
+        MainTest.Output f = MainTest.run("frame-to-pose", "--frames", "1", "--warmup", "0", "--threads", "1", "--json", "-");
+        assertEquals(0, f.code(), f.out() + f.err());
+        assertTrue(f.out().startsWith("[") && f.out().strip().endsWith("]"), "standard output: " + f.out());
+        assertTrue(f.out().contains("\"frames_per_s\""), f.out());
+        assertTrue(f.err().contains("frames/s"), "the table goes to stderr: " + f.err());
+        org.pvn3d.ort.pipeline.Pvn3dSample.resource(org.pvn3d.ort.pipeline.Pvn3dSample.RESOURCE).write(dir.resolve("a.bin"));
+        MainTest.Output e = MainTest.run("eval", dir.toString(), "--threads", "1", "--json", "-");
+        assertEquals(0, e.code(), e.out() + e.err());
+        assertTrue(e.out().startsWith("{") && e.out().strip().endsWith("}"), "standard output: " + e.out());
+        assertTrue(e.err().contains("summary: 1 samples"), "the table goes to stderr: " + e.err());
+        assertEquals(List.of("a.bin"), names(dir), "no file named '-'");
+        MainTest.Output both = MainTest.run("frame-to-pose", "--json", "-", "--eval-json", "-", "--eval", dir.toString());
+        assertEquals(2, both.code(), both.err());
+        assertTrue(both.err().contains("only one of them can have standard output"), both.err());
+    }
+
+    private static List<String> names(Path dir) throws java.io.IOException {
+        try (var files = java.nio.file.Files.list(dir)) {
+            return files.map(p -> p.getFileName().toString()).sorted().toList();
+        }
     }
 
     @Test
