@@ -623,7 +623,7 @@ public final class Api {
         return OrtApi.GetErrorMessage.invoke(Status.GetErrorMessage, status).reinterpret(Long.MAX_VALUE).getString(0);
     }
 
-    /** Releases a status this library created and ORT did not take over (see Upcalls' compute failures). */
+    /** Releases a status this library created and ORT did not take over (ComputeStatuses). */
     public static void releaseStatus(long status) {
         OrtApi.ReleaseStatus.invoke(Status.ReleaseStatus, MemorySegment.ofAddress(status));
     }
