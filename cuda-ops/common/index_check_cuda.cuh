@@ -5,6 +5,8 @@
  * stream: the caller has reset the buffer to {-1, -1}; the kernel calls
  *   if (!index_ok(v, limit)) record_bad_index(index_error, p, v);
  * for a bad index v at flat position p of the index tensor, and reads nothing out of bounds.
+ * A launcher with an empty output but a non-empty index tensor (C == 0) launches check_indices_cuda
+ * instead: the indices are still validated (spec/ops.md), and it is still one kernel on the stream.
  */
 #ifndef PVN3D_COMMON_INDEX_CHECK_CUDA_CUH
 #define PVN3D_COMMON_INDEX_CHECK_CUDA_CUH
@@ -31,6 +33,13 @@ __device__ __forceinline__ void record_bad_index(int64_t* index_error, int64_t p
 __device__ __forceinline__ bool index_ok(int64_t v, int64_t limit) {
   return static_cast<uint64_t>(v) < static_cast<uint64_t>(limit);
 }
+
+/* Launches a kernel on `stream` that only validates idx[0, count) against [0, limit) and reports the
+ * lowest bad flat position into index_error as the gather kernels do (no sync, no host allocation).
+ * PVN3D_OK without a launch when count == 0 or index_error is NULL (nobody to tell); a launch failure
+ * is PVN3D_ERR_CUDA naming op. For launchers whose output is empty while their index input is not. */
+pvn3d_status check_indices_cuda(const char* op, const int64_t* idx, int64_t count, int64_t limit,
+                                int64_t* index_error, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace pvn3d

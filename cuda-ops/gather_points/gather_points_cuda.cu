@@ -12,7 +12,8 @@ extern "C" pvn3d_status pvn3d_gather_points_cuda(int64_t B, int64_t C, int64_t N
   PVN3D_NVTX_RANGE(kOp);
   int64_t work = 0;
   PVN3D_TRY(check_args(B, C, N, M, features, idx, out, &work));
-  if (work == 0) return PVN3D_OK;
+  if (work == 0)  // no output, but the indices are still checked (an error even when C == 0, spec/ops.md)
+    return pvn3d::cuda::check_indices_cuda(kOp, idx, B * M, N, index_error, pvn3d::cuda::as_stream(stream));
   return pvn3d::cuda::gather_rows_cuda(kOp, features, idx, B, C, N, M, out, index_error,
                                        pvn3d::cuda::as_stream(stream));
 }

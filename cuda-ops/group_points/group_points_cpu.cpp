@@ -10,8 +10,9 @@ extern "C" pvn3d_status pvn3d_group_points_cpu(int64_t B, int64_t C, int64_t N, 
   using namespace pvn3d::group_points;
   int64_t work = 0;
   PVN3D_TRY(check_args(B, C, N, M, S, features, idx, out, &work));
-  if (work == 0) return PVN3D_OK;
+  // Before the empty-output return: an index outside [0, N) is an error even when C == 0 (spec/ops.md).
   PVN3D_TRY(pvn3d::check_indices(kOp, "idx", idx, B * M * S, N));
+  if (work == 0) return PVN3D_OK;
   pvn3d::gather_rows_cpu(features, idx, B, C, N, M * S, out);
   return PVN3D_OK;
 }

@@ -1,8 +1,9 @@
 // Tests of PVN3D_GatherPoints (gather_points/), three ways: the CPU kernel against the naive reference
 // (support/reference.cpp) on random input and the Stanford bunny, bad indices (the first one reported,
-// nothing written), sizes and errors; the CUDA kernel equal to the CPU kernel (staged and direct
-// kernels), its index-error report (pinned copy + event, reset on reuse, NULL report); the CUDA entry
-// point of a CPU-only library.
+// nothing written), sizes and errors, the index check of an empty output (C == 0); the CUDA kernel equal
+// to the CPU kernel (staged and direct kernels), its index-error report (pinned copy + event, reset on
+// reuse, NULL report), the check-only launch of an empty output; the CUDA entry point of a CPU-only
+// library.
 //
 //   pvn3d_test_gather_points [--bunny <bunny_positions.txt>]   (support/test_env.h)
 #include <algorithm>
@@ -109,6 +110,45 @@ TEST(gather_points_sizes) {
         "C < 0: '%s'", pvn3d_last_error());
   CHECK(pvn3d_gather_points_cpu(1, 1, 0, 2, f, idx, out) == PVN3D_ERR_INDEX_OUT_OF_RANGE, "N = 0, M > 0");
   CHECK(pvn3d_gather_points_cpu(1, 1, 4, 2, f, idx, out) == PVN3D_OK && out[0] == 1.f && out[1] == 2.f, "tiny");
+}
+
+// An empty output still validates a non-empty idx (spec/ops.md: an index outside [0, N) is an error):
+// with C == 0 the first bad index is reported as with C > 0, N == 0 makes every index bad, and idx must
+// be given; features and out may be NULL. With idx empty too (B == 0 or M == 0) no pointer is needed.
+TEST(gather_points_empty_output_checks_indices) {
+  const int64_t B = 2, N = 5, M = 3;
+  std::vector<int64_t> idx = {0, 4, 1, 2, 3, 0};
+  CHECK(pvn3d_gather_points_cpu(B, 0, N, M, nullptr, idx.data(), nullptr) == PVN3D_OK, "C = 0, good: '%s'",
+        pvn3d_last_error());
+  idx[5] = -2;
+  idx[4] = N;  // the first bad one
+  CHECK(pvn3d_gather_points_cpu(B, 0, N, M, nullptr, idx.data(), nullptr) == PVN3D_ERR_INDEX_OUT_OF_RANGE, "C = 0, bad");
+  CHECK(std::strcmp(pvn3d_last_error(),
+                    "PVN3D_GatherPoints: input idx holds index 5 at flat position 4, outside [0, 5)") == 0,
+        "message '%s'", pvn3d_last_error());
+  CHECK(pvn3d_gather_points_cpu(B, 0, 0, M, nullptr, idx.data(), nullptr) == PVN3D_ERR_INDEX_OUT_OF_RANGE &&
+            std::strcmp(pvn3d_last_error(),
+                        "PVN3D_GatherPoints: input idx holds index 0 at flat position 0, outside [0, 0)") == 0,
+        "C = 0, N = 0: '%s'", pvn3d_last_error());
+  std::vector<float> out(static_cast<size_t>(B * 2 * M), -7.f);
+  CHECK(pvn3d_gather_points_cpu(B, 2, 0, M, nullptr, idx.data(), out.data()) == PVN3D_ERR_INDEX_OUT_OF_RANGE &&
+            std::all_of(out.begin(), out.end(), [](float v) { return v == -7.f; }),
+        "N = 0, features empty and NULL: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_gather_points_cpu(B, 0, N, M, nullptr, nullptr, nullptr) == PVN3D_ERR_INVALID_ARGUMENT &&
+            contains(pvn3d_last_error(), "idx is NULL"),
+        "C = 0, idx NULL: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_gather_points_cpu(0, 4, N, M, nullptr, nullptr, nullptr) == PVN3D_OK, "B = 0: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_gather_points_cpu(B, 4, N, 0, nullptr, nullptr, nullptr) == PVN3D_OK, "M = 0: '%s'", pvn3d_last_error());
+  // The parallel scan: the lowest position wins also when it lies in a later range.
+  std::vector<int64_t> big(300000, 0);
+  big[250000] = 1000;
+  big[170001] = -5;
+  single_and_default_threads([&] {
+    CHECK(pvn3d_gather_points_cpu(1, 0, 4, static_cast<int64_t>(big.size()), nullptr, big.data(), nullptr) ==
+                  PVN3D_ERR_INDEX_OUT_OF_RANGE &&
+              contains(pvn3d_last_error(), "index -5 at flat position 170001"),
+          "big, C = 0: '%s'", pvn3d_last_error());
+  });
 }
 
 // The Stanford bunny scene (support/test_data.h): the FPS centres' features, the second stage of the
@@ -224,6 +264,52 @@ TEST(gather_points_cuda_index_errors) {
     ok(pvn3d_gather_points_cuda(1, 1, 4, 4, df.p, di.p, dout.p, nullptr, stream), "gather unchecked");
     same_values("unchecked gather", dout.get(), std::vector<float>{1, 2, 0, 4});
   }
+}
+
+// An empty output (C == 0) with a non-empty idx: the launcher runs only the index check, on the stream,
+// and it reports like the gather kernels (the lowest bad position, all 64 bits of its value); a good
+// idx leaves a reset buffer alone, N == 0 makes every index bad; NULL index_error or an empty idx
+// launch nothing and need no device pointers.
+TEST(gather_points_cuda_empty_output_checks_indices) {
+  REQUIRE_CUDA();
+  void* stream = testenv::stream();
+  Rng rng(107);
+  const int64_t B = 3, N = 64, M = 5000;
+  const auto good = testdata::random_indices(rng, B * M, N);
+  auto idx = good;
+  idx[2 * M + 9] = N;
+  // Three bad ones in one warp of the check kernel (positions 5696..5727); the lowest is the report.
+  idx[M + 701] = -1;
+  idx[M + 700] = -(int64_t{1} << 35) - 7;
+  idx[M + 704] = N + 1;
+  Dev<int64_t> di(idx), dg(good);
+  IndexError err;
+  ok(pvn3d_gather_points_cuda(B, 0, N, M, nullptr, di.p, nullptr, err.dev.p, stream), "C = 0 launch");
+  err.read();
+  CHECK(err.position == M + 700 && err.value == -(int64_t{1} << 35) - 7, "C = 0 report {%lld, %lld}",
+        (long long)err.position, (long long)err.value);
+  CHECK(pvn3d_gather_points_cpu(B, 0, N, M, nullptr, idx.data(), nullptr) == PVN3D_ERR_INDEX_OUT_OF_RANGE, "cpu");
+  const std::string cpu_msg = pvn3d_last_error();
+  pvn3d_index_error_describe("PVN3D_GatherPoints", "idx", err.position, err.value, N);
+  CHECK(cpu_msg == pvn3d_last_error(), "describe '%s' vs cpu '%s'", pvn3d_last_error(), cpu_msg.c_str());
+  err.reset();
+  ok(pvn3d_gather_points_cuda(B, 0, N, M, nullptr, dg.p, nullptr, err.dev.p, stream), "C = 0 launch, good");
+  err.read();
+  CHECK(err.host[0] == -1 && err.host[1] == -1, "good idx {%lld, %lld}", (long long)err.host[0], (long long)err.host[1]);
+  ok(pvn3d_gather_points_cuda(B, 0, 0, M, nullptr, dg.p, nullptr, err.dev.p, stream), "C = 0, N = 0 launch");
+  err.read();
+  CHECK(err.position == 0 && err.value == good[0], "N = 0 report {%lld, %lld}", (long long)err.position,
+        (long long)err.value);
+  err.reset();
+  CHECK(pvn3d_gather_points_cuda(B, 0, N, M, nullptr, nullptr, nullptr, err.dev.p, stream) == PVN3D_ERR_INVALID_ARGUMENT &&
+            contains(pvn3d_last_error(), "idx is NULL"),
+        "idx NULL: '%s'", pvn3d_last_error());
+  ok(pvn3d_gather_points_cuda(B, 0, N, M, nullptr, di.p, nullptr, nullptr, stream), "C = 0, no report");
+  ok(pvn3d_gather_points_cuda(0, 4, N, M, nullptr, nullptr, nullptr, err.dev.p, stream), "B = 0");
+  ok(pvn3d_gather_points_cuda(B, 4, N, 0, nullptr, nullptr, nullptr, err.dev.p, stream), "M = 0");
+  err.read();
+  CHECK(err.host[0] == -1 && err.host[1] == -1, "nothing reported {%lld, %lld}", (long long)err.host[0],
+        (long long)err.host[1]);
 }
 
 // ---- a CPU-only library -------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // Tests of PVN3D_GroupPoints (group_points/), three ways: the CPU kernel against the naive reference
-// (support/reference.cpp) on random input and the Stanford bunny, bad indices and sizes; the CUDA kernel
-// equal to the CPU kernel (staged and direct kernels), its index-error report through mapped pinned
-// memory; the CUDA entry point of a CPU-only library.
+// (support/reference.cpp) on random input and the Stanford bunny, bad indices and sizes, the index check of
+// an empty output (C == 0); the CUDA kernel equal to the CPU kernel (staged and direct kernels), its
+// index-error report through mapped pinned memory, the check-only launch of an empty output; the CUDA
+// entry point of a CPU-only library.
 //
 //   pvn3d_test_group_points [--bunny <bunny_positions.txt>]   (support/test_env.h)
 #include <cstring>
@@ -69,6 +70,32 @@ TEST(group_points_bad_indices) {
             contains(pvn3d_last_error(), "S must be >= 0"),
         "S < 0");
   CHECK(pvn3d_group_points_cpu(1, 1, 30, 1, 0, f.data(), idx.data(), out.data()) == PVN3D_OK, "S = 0");
+}
+
+// An empty output still validates a non-empty idx (spec/ops.md: an index outside [0, N) is an error):
+// with C == 0 the first bad index is reported as with C > 0, N == 0 makes every index bad, and idx must
+// be given; features and out may be NULL. With idx empty too (B, M or S == 0) no pointer is needed.
+TEST(group_points_empty_output_checks_indices) {
+  const int64_t B = 2, N = 30, M = 4, S = 8;
+  Rng rng(9);
+  auto idx = testdata::random_indices(rng, B * M * S, N);
+  CHECK(pvn3d_group_points_cpu(B, 0, N, M, S, nullptr, idx.data(), nullptr) == PVN3D_OK, "C = 0, good: '%s'",
+        pvn3d_last_error());
+  idx[(1 * M + 3) * S + 1] = -4;
+  idx[(1 * M + 2) * S + 5] = 31;  // the first bad one
+  CHECK(pvn3d_group_points_cpu(B, 0, N, M, S, nullptr, idx.data(), nullptr) == PVN3D_ERR_INDEX_OUT_OF_RANGE, "C = 0, bad");
+  CHECK(std::strcmp(pvn3d_last_error(),
+                    "PVN3D_GroupPoints: input idx holds index 31 at flat position 53, outside [0, 30)") == 0,
+        "message '%s'", pvn3d_last_error());
+  CHECK(pvn3d_group_points_cpu(B, 0, 0, M, S, nullptr, idx.data(), nullptr) == PVN3D_ERR_INDEX_OUT_OF_RANGE &&
+            contains(pvn3d_last_error(), "at flat position 0, outside [0, 0)"),
+        "C = 0, N = 0: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_group_points_cpu(B, 0, N, M, S, nullptr, nullptr, nullptr) == PVN3D_ERR_INVALID_ARGUMENT &&
+            contains(pvn3d_last_error(), "idx is NULL"),
+        "C = 0, idx NULL: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_group_points_cpu(0, 3, N, M, S, nullptr, nullptr, nullptr) == PVN3D_OK, "B = 0: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_group_points_cpu(B, 3, N, 0, S, nullptr, nullptr, nullptr) == PVN3D_OK, "M = 0: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_group_points_cpu(B, 3, N, M, 0, nullptr, nullptr, nullptr) == PVN3D_OK, "S = 0: '%s'", pvn3d_last_error());
 }
 
 // The Stanford bunny scene (support/test_data.h): the features of the ball-query neighbourhoods, the
@@ -149,6 +176,39 @@ TEST(group_points_cuda_index_errors) {
   ok(pvn3d_cuda_stream_synchronize(stream), "sync 2");
   CHECK(rep[0] == -1 && rep[1] == -1, "after reset {%lld, %lld}", (long long)rep[0], (long long)rep[1]);
   pvn3d_cuda_free_host(h);
+}
+
+// An empty output (C == 0) with a non-empty idx: the launcher runs only the index check, on the stream,
+// and it reports the lowest bad position as the gather kernels do; a good idx leaves a reset buffer
+// alone; NULL index_error or an empty idx launch nothing and need no device pointers.
+TEST(group_points_cuda_empty_output_checks_indices) {
+  REQUIRE_CUDA();
+  void* stream = testenv::stream();
+  Rng rng(117);
+  const int64_t B = 2, N = 100, M = 40, S = 16;
+  const auto good = testdata::random_indices(rng, B * M * S, N);
+  auto idx = good;
+  idx[1001] = -1;
+  idx[1000] = 100;
+  idx[(1 * M + 39) * S + 15] = 1LL << 40;
+  Dev<int64_t> di(idx), dg(good);
+  IndexError err;
+  ok(pvn3d_group_points_cuda(B, 0, N, M, S, nullptr, di.p, nullptr, err.dev.p, stream), "C = 0 launch");
+  err.read();
+  CHECK(err.position == 1000 && err.value == 100, "C = 0 report {%lld, %lld}", (long long)err.position,
+        (long long)err.value);
+  CHECK(pvn3d_group_points_cpu(B, 0, N, M, S, nullptr, idx.data(), nullptr) == PVN3D_ERR_INDEX_OUT_OF_RANGE, "cpu");
+  const std::string cpu_msg = pvn3d_last_error();
+  pvn3d_index_error_describe("PVN3D_GroupPoints", "idx", err.position, err.value, N);
+  CHECK(cpu_msg == pvn3d_last_error(), "describe '%s' vs cpu '%s'", pvn3d_last_error(), cpu_msg.c_str());
+  err.reset();
+  ok(pvn3d_group_points_cuda(B, 0, N, M, S, nullptr, dg.p, nullptr, err.dev.p, stream), "C = 0 launch, good");
+  ok(pvn3d_group_points_cuda(B, 0, N, M, S, nullptr, di.p, nullptr, nullptr, stream), "C = 0, no report");
+  ok(pvn3d_group_points_cuda(0, 3, N, M, S, nullptr, nullptr, nullptr, err.dev.p, stream), "B = 0");
+  ok(pvn3d_group_points_cuda(B, 3, N, M, 0, nullptr, nullptr, nullptr, err.dev.p, stream), "S = 0");
+  err.read();
+  CHECK(err.host[0] == -1 && err.host[1] == -1, "nothing reported {%lld, %lld}", (long long)err.host[0],
+        (long long)err.host[1]);
 }
 
 // ---- a CPU-only library -------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // Tests of PVN3D_ThreeInterpolate (three_interpolate/), three ways: the CPU kernel against the naive
-// reference (support/reference.cpp) on random input and the Stanford bunny, bad indices and errors; the
-// CUDA kernel equal to the CPU kernel (bit-exact; staged and direct kernels), its index-error report;
-// the CUDA entry point of a CPU-only library.
+// reference (support/reference.cpp) on random input and the Stanford bunny, bad indices and errors, the
+// index check of an empty output (C == 0); the CUDA kernel equal to the CPU kernel (bit-exact; staged and
+// direct kernels), its index-error report, the check-only launch of an empty output; the CUDA entry point
+// of a CPU-only library.
 //
 //   pvn3d_test_three_interpolate [--bunny <bunny_positions.txt>]   (support/test_env.h)
 #include <cmath>
@@ -120,7 +121,40 @@ TEST(three_interpolate_bad_indices) {
   CHECK(pvn3d_three_interpolate_cpu(B, C, m, n, f.data(), idx.data(), nullptr, out.data()) == PVN3D_ERR_INVALID_ARGUMENT &&
             contains(pvn3d_last_error(), "weight is NULL"),
         "null weight");
-  CHECK(pvn3d_three_interpolate_cpu(B, 0, m, n, f.data(), idx.data(), w.data(), out.data()) == PVN3D_OK, "C = 0");
+  // C == 0 computes nothing but still checks idx (three_interpolate_empty_output_checks_indices).
+  CHECK(pvn3d_three_interpolate_cpu(B, 0, m, n, f.data(), idx.data(), w.data(), out.data()) ==
+            PVN3D_ERR_INDEX_OUT_OF_RANGE &&
+            contains(pvn3d_last_error(), "index 10 at flat position 74"),
+        "C = 0: '%s'", pvn3d_last_error());
+}
+
+// An empty output still validates a non-empty idx (spec/ops.md: an index outside [0, m) is an error):
+// with C == 0 the first bad index (lowest flat position, whichever of a point's three) is reported as
+// with C > 0, m == 0 makes every index bad, and idx must be given; features, weight and out may be NULL
+// (weight is not read). With idx empty too (B == 0 or n == 0) no pointer is needed.
+TEST(three_interpolate_empty_output_checks_indices) {
+  Rng rng(12);
+  const int64_t B = 2, m = 10, n = 20;
+  auto idx = testdata::random_indices(rng, B * n * 3, m);
+  CHECK(pvn3d_three_interpolate_cpu(B, 0, m, n, nullptr, idx.data(), nullptr, nullptr) == PVN3D_OK, "C = 0, good: '%s'",
+        pvn3d_last_error());
+  idx[(1 * n + 4) * 3 + 2] = -1;
+  idx[(1 * n + 4) * 3 + 1] = 10;  // the first bad one
+  CHECK(pvn3d_three_interpolate_cpu(B, 0, m, n, nullptr, idx.data(), nullptr, nullptr) == PVN3D_ERR_INDEX_OUT_OF_RANGE,
+        "C = 0, bad");
+  CHECK(std::strcmp(pvn3d_last_error(),
+                    "PVN3D_ThreeInterpolate: input idx holds index 10 at flat position 73, outside [0, 10)") == 0,
+        "message '%s'", pvn3d_last_error());
+  CHECK(pvn3d_three_interpolate_cpu(B, 0, 0, n, nullptr, idx.data(), nullptr, nullptr) == PVN3D_ERR_INDEX_OUT_OF_RANGE &&
+            contains(pvn3d_last_error(), "at flat position 0, outside [0, 0)"),
+        "C = 0, m = 0: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_three_interpolate_cpu(B, 0, m, n, nullptr, nullptr, nullptr, nullptr) == PVN3D_ERR_INVALID_ARGUMENT &&
+            contains(pvn3d_last_error(), "idx is NULL"),
+        "C = 0, idx NULL: '%s'", pvn3d_last_error());
+  CHECK(pvn3d_three_interpolate_cpu(0, 4, m, n, nullptr, nullptr, nullptr, nullptr) == PVN3D_OK, "B = 0: '%s'",
+        pvn3d_last_error());
+  CHECK(pvn3d_three_interpolate_cpu(B, 4, m, 0, nullptr, nullptr, nullptr, nullptr) == PVN3D_OK, "n = 0: '%s'",
+        pvn3d_last_error());
 }
 
 // The Stanford bunny scene (support/test_data.h): the FPS centres' features back to every point with
@@ -249,6 +283,48 @@ TEST(three_interpolate_cuda_index_errors) {
     CHECK(err.position == 3 * 500 + 1 && err.value == m, "interp direct report {%lld, %lld}", (long long)err.position,
           (long long)err.value);
   }
+}
+
+// An empty output (C == 0) with a non-empty idx: the launcher runs only the index check, on the stream,
+// and it reports the lowest bad flat position as the interpolation kernels do (all 64 bits of its
+// value); a good idx leaves a reset buffer alone, m == 0 makes every index bad; NULL index_error or an
+// empty idx launch nothing and need no device pointers.
+TEST(three_interpolate_cuda_empty_output_checks_indices) {
+  REQUIRE_CUDA();
+  void* stream = testenv::stream();
+  Rng rng(127);
+  const int64_t B = 2, m = 30, n = 900;
+  const auto good = testdata::random_indices(rng, B * n * 3, m);
+  auto idx = good;
+  idx[3 * (n + 800)] = -1;
+  idx[3 * (n + 500) + 2] = m;
+  idx[3 * (n + 500) + 1] = 1LL << 40;  // the lowest bad position
+  Dev<int64_t> di(idx), dg(good);
+  IndexError err;
+  ok(pvn3d_three_interpolate_cuda(B, 0, m, n, nullptr, di.p, nullptr, nullptr, err.dev.p, stream), "C = 0 launch");
+  err.read();
+  CHECK(err.position == 3 * (n + 500) + 1 && err.value == (1LL << 40), "C = 0 report {%lld, %lld}",
+        (long long)err.position, (long long)err.value);
+  CHECK(pvn3d_three_interpolate_cpu(B, 0, m, n, nullptr, idx.data(), nullptr, nullptr) == PVN3D_ERR_INDEX_OUT_OF_RANGE,
+        "cpu");
+  const std::string cpu_msg = pvn3d_last_error();
+  pvn3d_index_error_describe("PVN3D_ThreeInterpolate", "idx", err.position, err.value, m);
+  CHECK(cpu_msg == pvn3d_last_error(), "describe '%s' vs cpu '%s'", pvn3d_last_error(), cpu_msg.c_str());
+  err.reset();
+  ok(pvn3d_three_interpolate_cuda(B, 0, m, n, nullptr, dg.p, nullptr, nullptr, err.dev.p, stream), "C = 0 launch, good");
+  err.read();
+  CHECK(err.host[0] == -1 && err.host[1] == -1, "good idx {%lld, %lld}", (long long)err.host[0], (long long)err.host[1]);
+  ok(pvn3d_three_interpolate_cuda(B, 0, 0, n, nullptr, dg.p, nullptr, nullptr, err.dev.p, stream), "C = 0, m = 0 launch");
+  err.read();
+  CHECK(err.position == 0 && err.value == good[0], "m = 0 report {%lld, %lld}", (long long)err.position,
+        (long long)err.value);
+  err.reset();
+  ok(pvn3d_three_interpolate_cuda(B, 0, m, n, nullptr, di.p, nullptr, nullptr, nullptr, stream), "C = 0, no report");
+  ok(pvn3d_three_interpolate_cuda(0, 4, m, n, nullptr, nullptr, nullptr, nullptr, err.dev.p, stream), "B = 0");
+  ok(pvn3d_three_interpolate_cuda(B, 4, m, 0, nullptr, nullptr, nullptr, nullptr, err.dev.p, stream), "n = 0");
+  err.read();
+  CHECK(err.host[0] == -1 && err.host[1] == -1, "nothing reported {%lld, %lld}", (long long)err.host[0],
+        (long long)err.host[1]);
 }
 
 // ---- a CPU-only library -------------------------------------------------------------------------

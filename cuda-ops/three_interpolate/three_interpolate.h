@@ -9,11 +9,15 @@
  *   idx       int64   [B, n, 3]  every value must lie in [0, m) (ThreeNN's output)
  *   weight    float32 [B, n, 3]
  *   out       float32 [B, C, n]  OUTPUT
- * Sizes: B, C, m, n >= 0. When B*C*n == 0 there is nothing to do: PVN3D_OK at once, idx unread.
+ * Sizes: B, C, m, n >= 0. When B*C*n == 0 there is no output to compute, but idx is still validated
+ * when it has elements (B*n > 0, e.g. C == 0): a bad index is the same error as below (with m == 0 every
+ * index is bad); weight is not read. With B*n == 0 too, PVN3D_OK at once.
+ * Pointers: idx must be non-NULL when B*n > 0; features, weight and out only when B*C*n > 0 and their
+ * tensor has elements (so NULL is fine for an empty tensor).
  *
  * Errors:
  *   PVN3D_ERR_INVALID_ARGUMENT   a negative size, element counts overflowing int64, a NULL pointer
- *                                with non-empty work (nothing written);
+ *                                that the call needs (see Pointers; nothing written);
  *   PVN3D_ERR_INDEX_OUT_OF_RANGE an index outside [0, m). CPU: the first one (lowest flat position in
  *                                idx, i.e. (b*n + j)*3 + k) is reported, "PVN3D_ThreeInterpolate: input
  *                                idx holds index V at flat position P, outside [0, m)", and out is not
@@ -38,7 +42,9 @@ PVN3D_API pvn3d_status pvn3d_three_interpolate_cpu(int64_t B, int64_t C, int64_t
  * holds {-1, -1}, or the report of the lowest flat position in idx of a bad index; out[b, :, j] is 0
  * wherever one of idx[b, j, :] was bad.
  * Turn it into the CPU path's status with pvn3d_index_error_describe("PVN3D_ThreeInterpolate", "idx",
- * PVN3D_INDEX_ERROR_POSITION(w0), PVN3D_INDEX_ERROR_VALUE(w0, w1), m). NULL: no report. */
+ * PVN3D_INDEX_ERROR_POSITION(w0), PVN3D_INDEX_ERROR_VALUE(w0, w1), m). NULL: no report.
+ * With B*C*n == 0 and B*n > 0 it launches only the check of idx (reported the same way, lowest bad flat
+ * position; nothing is launched when index_error is NULL). */
 PVN3D_API pvn3d_status pvn3d_three_interpolate_cuda(int64_t B, int64_t C, int64_t m, int64_t n, const float* features,
                                                      const int64_t* idx, const float* weight, float* out,
                                                      int64_t* index_error, void* stream);

@@ -9,22 +9,26 @@ namespace three_interpolate {
 
 constexpr const char* kOp = "PVN3D_ThreeInterpolate";
 
-// OK and *work = B*C*n (0: nothing to do), or the error.
+// OK and *work = B*C*n (0: no output to compute; idx, B*n*3 elements, is validated all the same), or the
+// error. A pointer must be non-NULL only where the call goes through it: idx whenever it has elements
+// (its indices are checked even when the output is empty), features, weight and out only when there is
+// output to compute and their tensor has elements (an empty tensor's data may be NULL).
 inline pvn3d_status check_args(int64_t B, int64_t C, int64_t m, int64_t n, const void* features, const void* idx,
                                const void* weight, const void* out, int64_t* work) {
   PVN3D_TRY(check_at_least(kOp, "B", B, 0));
   PVN3D_TRY(check_at_least(kOp, "C", C, 0));
   PVN3D_TRY(check_at_least(kOp, "m", m, 0));
   PVN3D_TRY(check_at_least(kOp, "n", n, 0));
-  int64_t count = 0;
-  PVN3D_TRY(checked_numel(kOp, "features", {B, C, m}, &count));
-  PVN3D_TRY(checked_numel(kOp, "idx", {B, n, 3}, &count));
+  int64_t features_count = 0, idx_count = 0;
+  PVN3D_TRY(checked_numel(kOp, "features", {B, C, m}, &features_count));
+  PVN3D_TRY(checked_numel(kOp, "idx", {B, n, 3}, &idx_count));
   PVN3D_TRY(checked_numel(kOp, "out", {B, C, n}, work));
-  if (*work == 0) return PVN3D_OK;
-  PVN3D_TRY(check_pointer(kOp, "features", features));
-  PVN3D_TRY(check_pointer(kOp, "idx", idx));
-  PVN3D_TRY(check_pointer(kOp, "weight", weight));
-  PVN3D_TRY(check_pointer(kOp, "out", out));
+  if (*work > 0 && features_count > 0) PVN3D_TRY(check_pointer(kOp, "features", features));
+  if (idx_count > 0) PVN3D_TRY(check_pointer(kOp, "idx", idx));
+  if (*work > 0) {  // weight has idx's element count, so it is non-empty here too
+    PVN3D_TRY(check_pointer(kOp, "weight", weight));
+    PVN3D_TRY(check_pointer(kOp, "out", out));
+  }
   return PVN3D_OK;
 }
 

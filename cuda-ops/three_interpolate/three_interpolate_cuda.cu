@@ -308,7 +308,8 @@ TransposedPlan plan_transposed(int64_t B, int64_t C, int64_t m, int64_t n, bool 
   if (!vec || mode == 1) return plan;
   const pvn3d::cuda::DeviceSmem d = pvn3d::cuda::device_smem();
   const int64_t smem = m * kRowsT * static_cast<int64_t>(sizeof(float));
-  if (d.sms < 1 || smem > d.per_block_optin || n > (int64_t{1} << 40)) return plan;
+  // m == 0 (every index bad): no rows to stage, and the kernel's reads of point 0 would leave shared memory.
+  if (d.sms < 1 || m < 1 || smem > d.per_block_optin || n > (int64_t{1} << 40)) return plan;
   const int64_t items = B * ((C + kRowsT - 1) / kRowsT);
   // Measured faster (0.073 against 0.088 ms) at B=8 C=256 m=4096 n=16384, where every SM has a chunk of its
   // own and each warp makes 8 passes over its points. With fewer target points a block's 32 warps run out
@@ -342,7 +343,8 @@ extern "C" pvn3d_status pvn3d_three_interpolate_cuda(int64_t B, int64_t C, int64
   PVN3D_NVTX_RANGE(kOp);
   int64_t work = 0;
   PVN3D_TRY(check_args(B, C, m, n, features, idx, weight, out, &work));
-  if (work == 0) return PVN3D_OK;
+  if (work == 0)  // no output, but the indices are still checked (an error even when C == 0, spec/ops.md)
+    return pvn3d::cuda::check_indices_cuda(kOp, idx, B * n * 3, m, index_error, pvn3d::cuda::as_stream(stream));
   const int64_t gx = (n + kThreads - 1) / kThreads;
   if (gx > INT32_MAX)
     return pvn3d::fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: n (%lld) too large for one CUDA launch", kOp, (long long)n);

@@ -249,6 +249,37 @@ class Pvn3dOpsTest {
         }
     }
 
+    /**
+     * C = 0 leaves no output to compute, but an index outside its range is still an error (spec/ops.md): the
+     * kernels call the native ones whatever the output's size, and those check idx before anything else.
+     */
+    @Test
+    void anEmptyOutputStillChecksTheIndices() throws IOException {
+        emptyOutputChecksIndices("gather_points", "PVN3D_GatherPoints", List.of("features", "idx"), 300);
+        emptyOutputChecksIndices("group_points", "PVN3D_GroupPoints", List.of("features", "idx"), 300);
+        emptyOutputChecksIndices("three_interpolate", "PVN3D_ThreeInterpolate", List.of("features", "idx", "weight"), 75);
+    }
+
+    private void emptyOutputChecksIndices(String snake, String op, List<String> ins, long limit) throws IOException {
+        Map<String, Pvt.Tensor> good = fixture(snake, 1);
+        Map<String, Pvt.Tensor> in = select(good, ins);
+        long[] featuresShape = good.get("features").shape().clone();
+        long[] outShape = good.get("out").shape().clone();
+        featuresShape[1] = 0; // C = 0
+        outShape[1] = 0;
+        in.put("features", new Pvt.Tensor("features", featuresShape, new float[0], null));
+        Pvt.Tensor idx = in.get("idx");
+        long[] changed = idx.longs().clone();
+        changed[5] = limit;
+        Map<String, Pvt.Tensor> bad = new LinkedHashMap<>(in);
+        bad.put("idx", new Pvt.Tensor("idx", idx.shape(), null, changed));
+        try (OrtSession s = session(snake + ".onnx")) {
+            runFails(s, bad, op, "input idx", "index " + limit, "flat position 5", "[0, " + limit + ")");
+            runAndCompare(s, in, Map.of("out", new Pvt.Tensor("out", outShape, new float[0], null)),
+                    snake + " with C = 0 and good indices");
+        }
+    }
+
     @Test
     void threeNNNeedsThreeKnownPoints() throws IOException {
         Map<String, Pvt.Tensor> good = fixture("three_nn", 1);
