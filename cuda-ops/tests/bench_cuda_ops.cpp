@@ -558,6 +558,13 @@ int bench_host(const char* out_path) {
               calls / 4);
     pvn3d_cuda_free(w);
   }
+  // N = 12288 takes the cluster kernel (cudaLaunchKernelEx with a cluster dimension); the same call on the
+  // single-block kernel says what the cluster launch itself costs the host (SA 0's FPS is the slowest
+  // custom node on the host inside the full model, results/2026-12-04-hosttime-phases).
+  setenv("PVN3D_FPS_CLUSTER", "0", 1);
+  host_time(out, "FurthestPointSample B=1 N=12288 -> 2048, single-block kernel (PVN3D_FPS_CLUSTER=0)",
+            [&] { return pvn3d_furthest_point_sample_cuda(1, N, M, xyz, fps_idx, nullptr, 0, g_stream); }, calls / 4);
+  unsetenv("PVN3D_FPS_CLUSTER");
   int64_t* ball = alloc<int64_t>(static_cast<size_t>(M * S));
   host_time(out, "BallQuery B=1 N=12288 M=2048 S=16 r=0.0175",
             [&] { return pvn3d_ball_query_cuda(1, N, M, 0.0175f, S, xyz, centres, ball, g_stream); }, calls);
