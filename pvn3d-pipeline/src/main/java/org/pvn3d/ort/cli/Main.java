@@ -18,8 +18,9 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * ({@link PoolBenchCommand}) and {@code version} / {@code -V} ({@link VersionCommand}); picocli parses and
  * prints the help. Every failure ends here as one message on stderr and an exit code: {@value #FAILED} when
  * the work failed, {@value #USAGE} for a command line that is wrong (with the command's usage line),
- * {@value #PARITY_FAILED} when the run worked but missed its parity target. Java stack traces only with
- * {@code --debug}.
+ * {@value #PARITY_FAILED} when the run worked but missed its parity target; {@value #READER_GONE}, quietly, when
+ * standard output is a pipe whose reader left early ({@code | head}), as for a Unix tool that SIGPIPE ended.
+ * Java stack traces only with {@code --debug}.
  */
 public final class Main {
     static final int OK = 0;
@@ -29,6 +30,8 @@ public final class Main {
     static final int USAGE = 2;
     /** The run worked but the parity report misses its targets. */
     static final int PARITY_FAILED = 3;
+    /** Standard output's reader left early (a closed pipe): 128 + SIGPIPE, what a shell reports for such a tool. */
+    static final int READER_GONE = 141;
 
     private Main() {}
 
@@ -46,7 +49,10 @@ public final class Main {
         // PrintStream keeps an IOException to itself (a full disk, a closed pipe): without this a table, or the
         // JSON of --json -, could be lost with exit code 0. A usage error stays one (its message is on stderr).
         if (io.out().checkError() && code != USAGE) {
-            io.err().println("pvn3d-ort: cannot write to standard output (a full disk or a closed pipe?): what it holds is incomplete");
+            if (io.out() instanceof Io.StandardOutput stdout && stdout.readerGone()) {
+                return READER_GONE;  // the reader took what it wanted: nothing to report, as `yes | head`
+            }
+            io.err().println("pvn3d-ort: cannot write to standard output (a full disk?): what it holds is incomplete");
             return FAILED;
         }
         return code;

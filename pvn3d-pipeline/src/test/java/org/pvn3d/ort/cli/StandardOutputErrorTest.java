@@ -18,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A standard output that cannot be written (a full disk, {@code > /dev/full}) fails the run: PrintStream swallows
- * the IOException, so {@code pool-bench --json -} once exited 0 with its JSON lost.
+ * the IOException, so {@code pool-bench --json -} once exited 0 with its JSON lost. A pipe whose reader left early
+ * ({@code | head}) is not an error to report: exit 141, as a Unix tool that SIGPIPE ended, and nothing on stderr.
  */
 class StandardOutputErrorTest {
     /** Refuses every byte, as a full disk does. */
@@ -26,6 +27,14 @@ class StandardOutputErrorTest {
         @Override
         public void write(int b) throws IOException {
             throw new IOException("No space left on device");
+        }
+    }
+
+    /** A pipe whose reader has exited: Linux's EPIPE, as FileOutputStream reports it. */
+    private static final class ClosedPipe extends OutputStream {
+        @Override
+        public void write(int b) throws IOException {
+            throw new IOException("Broken pipe");
         }
     }
 
@@ -42,7 +51,7 @@ class StandardOutputErrorTest {
                 "--json", "-");
         assertEquals(1, o.code(), o.err());
         assertTrue(o.err().contains("frames/s"), "the table went to stderr: " + o.err());
-        assertTrue(o.err().strip().endsWith("pvn3d-ort: cannot write to standard output (a full disk or a closed pipe?): "
+        assertTrue(o.err().strip().endsWith("pvn3d-ort: cannot write to standard output (a full disk?): "
                 + "what it holds is incomplete"), o.err());
     }
 
@@ -66,5 +75,35 @@ class StandardOutputErrorTest {
         String e = Files.readString(err);
         assertEquals(1, p.exitValue(), e);
         assertTrue(e.contains("pvn3d-ort: cannot write to standard output"), e);
+    }
+
+    @Test
+    void aClosedPipeEndsTheRunQuietlyWith141() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = Main.run(new String[] {"--help"}, new Io(new Io.StandardOutput(new ClosedPipe()),
+                new PrintStream(err, true, StandardCharsets.UTF_8), false));
+        assertEquals(Main.READER_GONE, code);
+        assertEquals("", err.toString(StandardCharsets.UTF_8));
+        // the same stream over a full disk is still an error
+        err.reset();
+        code = Main.run(new String[] {"--help"}, new Io(new Io.StandardOutput(new FullDisk()),
+                new PrintStream(err, true, StandardCharsets.UTF_8), false));
+        assertEquals(Main.FAILED, code);
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("cannot write to standard output"), err.toString());
+    }
+
+    @Test
+    void theRealProcessExitsQuietlyWhenItsPipesReaderHasGone(@TempDir Path dir) throws Exception {
+        Path err = dir.resolve("err");
+        Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-cp", MainTest.classPath(), Main.class.getName(), "--help"))
+                .directory(dir.toFile()).redirectError(err.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        // the reader leaves long before the JVM has started and printed the help
+        p.getInputStream().close();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the command line finishes");
+        String e = Files.readString(err);
+        assertEquals(Main.READER_GONE, p.exitValue(), e);
+        assertEquals("", e);
     }
 }
