@@ -44,6 +44,13 @@ class ErrorsTest {
         OrtException e = assertThrows(OrtException.class, () -> OnnxTensor.allocate(OnnxTensorType.INT8, Long.MAX_VALUE));
         assertTrue(e.getMessage().contains("out of host memory"), e.getMessage());
         assertThrows(OrtException.class, () -> OnnxTensor.allocate(OnnxTensorType.DOUBLE, Long.MAX_VALUE / 8));
+        // more than the machine has is refused before asking for it: under overcommit (vm.overcommit_memory = 1)
+        // the allocation would be granted and the zero fill would grow the JVM until the OOM killer ended it
+        long machine = org.pvn3d.ort.internal.HostMemory.machineBytes();
+        assertTrue(machine > (64L << 20) && machine < Long.MAX_VALUE, "the JDK tells the machine's memory: " + machine);
+        OrtException tooLarge = assertThrows(OrtException.class, () -> OnnxTensor.allocate(OnnxTensorType.INT8, machine + 1));
+        assertEquals(OrtErrorCode.ORT_FAIL, tooLarge.getCode());
+        assertTrue(tooLarge.getMessage().contains("more than this machine's " + machine + " bytes"), tooLarge.getMessage());
     }
 
     @Test

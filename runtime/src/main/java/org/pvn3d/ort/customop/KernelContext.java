@@ -13,6 +13,7 @@ import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
+import org.pvn3d.ort.internal.HostMemory;
 
 /**
  * One compute call of a kernel: its inputs, its outputs (allocated by shape), the CUDA stream ORT
@@ -42,6 +43,7 @@ public final class KernelContext implements AutoCloseable {
     private final CustomOp op;
     private final String nodeName;
     private final String where;
+    private final boolean onHost; // the CPU provider: outputs in host memory (see outputExceedsMachine)
     private KernelTensor[] inputs;
     private KernelTensor[] outputs;
     private MemorySegment scratch;
@@ -56,6 +58,7 @@ public final class KernelContext implements AutoCloseable {
         this.op = op;
         this.nodeName = nodeName;
         this.where = op.name() + (nodeName.isEmpty() ? "" : " (node '" + nodeName + "')");
+        this.onHost = CustomOp.CPU.equals(op.executionProvider());
         this.inputs = new KernelTensor[op.inputs().size()];
         this.outputs = new KernelTensor[op.outputs().size()];
         growDims(8);
@@ -219,6 +222,29 @@ public final class KernelContext implements AutoCloseable {
         return allocateOutput(index, shape.length);
     }
 
+    /**
+     * Whether the output's bytes are more than the machine has. Under overcommit ORT's CPU allocator would be
+     * granted them and the kernel's writes would grow the process until the OOM killer ends it
+     * ({@link HostMemory#machineBytes}); a device allocation fails by itself.
+     */
+    private boolean outputExceedsMachine(int index, int rank) {
+        long limit = HostMemory.machineBytes();
+        long bytes = Math.max(1, outputView(index).declaredType().byteSize());
+        boolean over = false;
+        for (int i = 0; i < rank; i++) {
+            long d = scratch.get(JAVA_LONG, DIMS + 8L * i);
+            if (d == 0) {
+                return false;
+            }
+            if (!over && d > limit / bytes) {
+                over = true; // keep looking for a zero dimension, which makes the output empty
+            } else if (!over) {
+                bytes *= d;
+            }
+        }
+        return over;
+    }
+
     private void setDim(int i, long d) {
         scratch.set(JAVA_LONG, DIMS + 8L * i, d);
     }
@@ -230,6 +256,11 @@ public final class KernelContext implements AutoCloseable {
                 throw invalid("output " + portName(op.outputs(), index, "output") + " cannot have shape "
                         + Arrays.toString(scratch.asSlice(DIMS, 8L * rank).toArray(JAVA_LONG)));
             }
+        }
+        if (onHost && outputExceedsMachine(index, rank)) {
+            throw new OrtException(OrtErrorCode.ORT_FAIL, where + ": output " + portName(op.outputs(), index, "output")
+                    + " of shape " + Arrays.toString(scratch.asSlice(DIMS, 8L * rank).toArray(JAVA_LONG))
+                    + " is larger than this machine's memory (" + HostMemory.machineBytes() + " bytes)");
         }
         long status = Api.Direct.kernelContextGetOutput(c, index, base + DIMS, rank, base + PTR);
         if (status != 0) { // e.g. too large for memory: say which output and what shape asked for it

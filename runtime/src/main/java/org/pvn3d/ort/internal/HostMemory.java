@@ -7,6 +7,7 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.lang.management.ManagementFactory;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 
@@ -32,6 +33,40 @@ public final class HostMemory {
 
     private HostMemory() {}
 
+    /**
+     * The memory this process can have at most: the machine's, or its container's limit (the JDK reads the
+     * cgroup); {@code Long.MAX_VALUE} when the JDK cannot tell (a runtime without {@code jdk.management}).
+     *
+     * <p>A host block larger than this can never be written whole. Where the kernel grants any allocation
+     * ({@code vm.overcommit_memory = 1}, common on GPU hosts) asking for it succeeds, and writing it grows the
+     * process until the OOM killer ends it, so it is refused up front: here, and for the CPU outputs of custom
+     * operators ({@code KernelContext}).
+     */
+    public static long machineBytes() {
+        return Machine.BYTES;
+    }
+
+    /** Whether {@code bytes} are more than {@link #machineBytes()}. */
+    public static boolean exceedsMachine(long bytes) {
+        return bytes > Machine.BYTES;
+    }
+
+    private static final class Machine {
+        static final long BYTES = read();
+
+        private static long read() {
+            try {
+                if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+                    long total = os.getTotalMemorySize();
+                    return total > 0 ? total : Long.MAX_VALUE;
+                }
+            } catch (LinkageError | RuntimeException e) {
+                // java.management or jdk.management left out of this runtime: no bound
+            }
+            return Long.MAX_VALUE;
+        }
+    }
+
     /** Bytes allocated here and not yet freed (for leak checks). */
     public static long outstandingBytes() {
         return OUTSTANDING.get();
@@ -44,6 +79,10 @@ public final class HostMemory {
         }
         if (bytes > Long.MAX_VALUE - ALIGNMENT) {  // the rounding below would wrap to a small size
             throw new OrtException(OrtErrorCode.ORT_FAIL, "out of host memory allocating " + bytes + " bytes");
+        }
+        if (exceedsMachine(bytes)) {  // granted under overcommit, then fatal to write (machineBytes)
+            throw new OrtException(OrtErrorCode.ORT_FAIL, "out of host memory allocating " + bytes
+                    + " bytes: more than this machine's " + machineBytes() + " bytes");
         }
         long rounded = Math.max(ALIGNMENT, (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT);
         MemorySegment block;
