@@ -56,9 +56,12 @@ class ExitTest {
         Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
         List<String> command = new ArrayList<>(List.of(javaBin.toString(), "--enable-native-access=ALL-UNNAMED",
                 "-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"), "-cp", System.getProperty("java.class.path")));
-        String cache = System.getProperty("pvn3d.cache.dir");
-        if (cache != null) {
-            command.add("-Dpvn3d.cache.dir=" + cache);
+        // the same runtime as this JVM's (the GPU machine names its ORT build with pvn3d.ort.path)
+        for (String property : new String[] {"pvn3d.cache.dir", "pvn3d.ort.path"}) {
+            String value = System.getProperty(property);
+            if (value != null) {
+                command.add("-D" + property + "=" + value);
+            }
         }
         command.add(main.getName());
         command.add(TestModels.model("matmul_chain.onnx").toString());
