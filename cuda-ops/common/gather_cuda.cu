@@ -17,27 +17,30 @@ struct SmemCache {
 };
 SmemCache g_smem[kMaxDevices];
 
+// CH channels a thread (8, 4, 2 or 1): fewer when the grid would otherwise leave SMs idle (direct_channels).
+template <int CH>
 __global__ void __launch_bounds__(kGatherThreads)
     gather_direct_kernel(const float* __restrict__ features, const int64_t* __restrict__ idx, int64_t B, int64_t C,
                          int64_t N, int64_t P, float* __restrict__ out, int64_t* index_error) {
   const int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (p >= P) return;
-  const int64_t chunks = (C + kGatherChannels - 1) / kGatherChannels;
+  const int64_t chunks = (C + CH - 1) / CH;
   for (int64_t bc = blockIdx.y; bc < B * chunks; bc += gridDim.y) {
     const int64_t b = bc / chunks;
-    const int64_t c0 = (bc - b * chunks) * kGatherChannels;
+    const int64_t c0 = (bc - b * chunks) * CH;
     const int64_t ipos = b * P + p;
     const int64_t v = __ldg(idx + ipos);
     const bool ok = index_ok(v, N);
-    if (!ok) record_bad_index(index_error, ipos, v);
+    // one report per position: the chunk holding channel 0 makes it (every chunk reads the same index)
+    if (!ok && c0 == 0) record_bad_index(index_error, ipos, v);
     const float* f = features + (b * C + c0) * N + (ok ? v : 0);
     float* o = out + (b * C + c0) * P + p;
-    const int nc = static_cast<int>(C - c0 < kGatherChannels ? C - c0 : kGatherChannels);
-    float vals[kGatherChannels];
+    const int nc = static_cast<int>(C - c0 < CH ? C - c0 : CH);
+    float vals[CH];
 #pragma unroll
-    for (int k = 0; k < kGatherChannels; ++k) vals[k] = (k < nc && ok) ? __ldg(f + k * N) : 0.f;
+    for (int k = 0; k < CH; ++k) vals[k] = (k < nc && ok) ? __ldg(f + k * N) : 0.f;
 #pragma unroll
-    for (int k = 0; k < kGatherChannels; ++k)
+    for (int k = 0; k < CH; ++k)
       if (k < nc) o[k * P] = vals[k];
   }
 }
@@ -272,30 +275,68 @@ RowsPlan search_rows(const DeviceSmem& d, int64_t B, int64_t C, int64_t len, int
 // PVN3D_GATHER=direct never stages, =staged stages whenever the rows fit (whatever N and P); read once (for
 // A/B benchmarks and tests: the bench found the rule's staged choice 1.1 us slower on the GPU than a
 // one-block-a-row kernel at B=1 C=128 N=2048 P=1024, and the choice there is to be measured).
-int gather_override() {
-  static const int mode = [] {
+// directN (N = 8, 4, 2 or 1) also fixes the direct kernel's channels a thread (else direct_channels picks).
+struct GatherOverride {
+  int mode = 0;      // 0 the rule, 1 direct, 2 staged
+  int channels = 0;  // 0: direct_channels decides
+};
+GatherOverride gather_override() {
+  static const GatherOverride o = [] {
+    GatherOverride r;
     const char* e = std::getenv("PVN3D_GATHER");
-    if (e == nullptr) return 0;
-    if (std::strcmp(e, "direct") == 0) return 1;
-    if (std::strcmp(e, "staged") == 0) return 2;
-    return 0;
+    if (e == nullptr) return r;
+    if (std::strcmp(e, "staged") == 0) r.mode = 2;
+    if (std::strncmp(e, "direct", 6) == 0) {
+      r.mode = 1;
+      const int ch = std::atoi(e + 6);
+      r.channels = ch == 8 || ch == 4 || ch == 2 || ch == 1 ? ch : 0;
+    }
+    return r;
   }();
-  return mode;
+  return o;
+}
+
+// Channels a thread of the direct kernel: the most (more loads in flight a thread, each index read once for
+// them) that still gives every SM two blocks; 1 when even that does not (a small batch of few channels).
+int direct_channels(int64_t B, int64_t C, int64_t gx) {
+  const int sms = device_smem().sms;
+  const int64_t slots = 2 * static_cast<int64_t>(sms > 0 ? sms : 1);
+  for (int ch = kGatherChannels; ch > 1; ch /= 2)
+    if (gx * B * ((C + ch - 1) / ch) >= slots) return ch;
+  return 1;
+}
+
+// Staged when a block's rows are repaid by the positions it serves: a direct 4-byte gather moves a 32-byte
+// sector per output, staging moves N/P bytes per output byte, coalesced, but in two phases (stage, then
+// gather) that a small launch cannot hide. So: every row serving at least 4 outputs an element (N <= P/4,
+// GroupPoints' shapes), or N <= 4 P over features of at least 2^21 floats. Measured on the H200
+// (results/2026-12-05-gpu): staged 0.86 against direct 1.20 of the reference kernel's time at B=8 C=256
+// N=4096 P=1024 (8.4 M floats); direct the faster at B=1 C=128 N=2048 P=1024 (0.26 M floats: 1.03-1.07
+// against 1.28-1.31), B=8 C=3 N=16384 P=4096 (0.39 M: 0.73 against 0.89) and B=8 C=512 N=128 P=128
+// (0.52 M: 0.72 against 0.89), held timing.
+bool stage_by_rule(int64_t B, int64_t C, int64_t N, int64_t P) {
+  if (N <= P / 4) return true;
+  return N <= 4 * P && B * C * N >= (int64_t{1} << 21);
+}
+
+template <int CH>
+void launch_direct(const float* features, const int64_t* idx, int64_t B, int64_t C, int64_t N, int64_t P, float* out,
+                   int64_t* index_error, unsigned gx, cudaStream_t stream) {
+  const int64_t items = B * ((C + CH - 1) / CH);
+  const unsigned gy = static_cast<unsigned>(items < 65535 ? items : 65535);
+  gather_direct_kernel<CH><<<dim3(gx, gy), kGatherThreads, 0, stream>>>(features, idx, B, C, N, P, out, index_error);
 }
 
 }  // namespace
 
 pvn3d_status gather_rows_cuda(const char* op, const float* features, const int64_t* idx, int64_t B, int64_t C,
                               int64_t N, int64_t P, float* out, int64_t* index_error, cudaStream_t stream) {
-  const int64_t chunks = (C + kGatherChannels - 1) / kGatherChannels;
   const int64_t gx = (P + kGatherThreads - 1) / kGatherThreads;
   if (gx > INT32_MAX) return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: too many points per batch for CUDA (%lld)", op, (long long)P);
-  const int64_t gy = B * chunks < 65535 ? B * chunks : 65535;
   pvn3d::cuda::clear_stale_error();
-  // Staged when a block's rows are repaid by the positions it serves (N <= 4 P: a direct 4-byte
-  // gather moves a 32-byte sector per output, staging moves N/P bytes per output byte, coalesced).
-  const int mode = gather_override();
-  const bool stage = mode == 2 || (mode == 0 && N <= 4 * P);
+  const GatherOverride forced = gather_override();
+  const int mode = forced.mode;
+  const bool stage = mode == 2 || (mode == 0 && stage_by_rule(B, C, N, P));
   const RowsPlan plan = stage ? plan_rows(B, C, N, P, N / 4 > 512 ? N / 4 : 512, 1.0) : RowsPlan{};
   if (plan.rows > 0) {
     const bool vec = P % 4 == 0 && aligned16(idx) && aligned16(out);
@@ -305,8 +346,12 @@ pvn3d_status gather_rows_cuda(const char* op, const float* features, const int64
     kernel<<<dim3(plan.gx, plan.gy), kStagedThreads, plan.smem_bytes, stream>>>(
         features, idx, B, C, static_cast<int>(N), P, out, plan.rows, plan.p_per_block, index_error);
   } else {
-    gather_direct_kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kGatherThreads, 0, stream>>>(
-        features, idx, B, C, N, P, out, index_error);
+    const int ch = forced.channels > 0 ? forced.channels : direct_channels(B, C, gx);
+    const unsigned ugx = static_cast<unsigned>(gx);
+    if (ch == 8) launch_direct<8>(features, idx, B, C, N, P, out, index_error, ugx, stream);
+    else if (ch == 4) launch_direct<4>(features, idx, B, C, N, P, out, index_error, ugx, stream);
+    else if (ch == 2) launch_direct<2>(features, idx, B, C, N, P, out, index_error, ugx, stream);
+    else launch_direct<1>(features, idx, B, C, N, P, out, index_error, ugx, stream);
   }
   return check_launch(op);
 }

@@ -11,12 +11,13 @@
  *    target positions from there. Each thread owns a group of 4 consecutive positions (one 16-byte
  *    index pair load, one float4 store per row) and a subset of the rows, so every global access is
  *    coalesced and vectorised; only the shared-memory reads are random. Used when a block's staged
- *    rows are not much larger than what it writes (N <= 4 * P): a direct 4-byte gather moves a whole
- *    32-byte sector per output.
+ *    rows are small beside what it writes (N <= P / 4), or not much larger (N <= 4 * P) over features
+ *    large enough (2^21 floats) to hide the two phases: a direct 4-byte gather moves a whole 32-byte
+ *    sector per output.
  *  - direct: grid.x covers p (one thread per p, so idx reads and out writes are coalesced), grid.y
- *    covers (b, chunk of kGatherChannels channels): each thread reads its index once and issues
- *    kGatherChannels independent loads before its stores. For N much larger than P, or rows that do
- *    not fit in shared memory.
+ *    covers (b, chunk of up to kGatherChannels channels): each thread reads its index once and issues
+ *    a chunk's independent loads before its stores; chunks shrink (8, 4, 2, 1 channels) until every SM
+ *    has two blocks. For N much larger than P, small launches, or rows that do not fit in shared memory.
  *
  * plan_rows (also used by ThreeInterpolate) sizes the staged launch for the current device: 512-thread
  * blocks, two per SM (so one block's staging overlaps the other's gathers), up to as many rows as fit in
@@ -91,7 +92,8 @@ __device__ __forceinline__ void stage_rows_wait() { asm volatile("cp.async.wait_
 
 /* Launches the staged or the direct kernel on `stream` with the index-error protocol around it
  * (index_error may be NULL). Sizes must be validated and the work non-empty. The environment variable
- * PVN3D_GATHER=direct|staged (read once) overrides the choice, for A/B runs and forced tests. */
+ * PVN3D_GATHER=direct|staged (read once) overrides the choice, for A/B runs and forced tests; direct8,
+ * direct4, direct2 or direct1 also fixes the direct kernel's channels a thread. */
 pvn3d_status gather_rows_cuda(const char* op, const float* features, const int64_t* idx, int64_t B, int64_t C,
                               int64_t N, int64_t P, float* out, int64_t* index_error, cudaStream_t stream);
 
