@@ -8,8 +8,6 @@ module org.pvn3d.ort {
     requires org.pvn3d.ort.ffm;
     // JFR events when the JDK has the module (a jlinked runtime may leave it out: the events are then off)
     requires static jdk.jfr;
-    // the machine's (or container's) memory, the bound on host allocations (internal.HostMemory.machineBytes)
-    requires jdk.management;
 
     exports org.pvn3d.ort;
     exports org.pvn3d.ort.cuda;

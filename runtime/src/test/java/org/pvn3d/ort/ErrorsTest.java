@@ -47,7 +47,7 @@ class ErrorsTest {
         // more than the machine has is refused before asking for it: under overcommit (vm.overcommit_memory = 1)
         // the allocation would be granted and the zero fill would grow the JVM until the OOM killer ended it
         long machine = org.pvn3d.ort.internal.HostMemory.machineBytes();
-        assertTrue(machine > (64L << 20) && machine < Long.MAX_VALUE, "the JDK tells the machine's memory: " + machine);
+        assertTrue(machine > (64L << 20) && machine < Long.MAX_VALUE, "the machine's memory is known: " + machine);
         OrtException tooLarge = assertThrows(OrtException.class, () -> OnnxTensor.allocate(OnnxTensorType.INT8, machine + 1));
         assertEquals(OrtErrorCode.ORT_FAIL, tooLarge.getCode());
         assertTrue(tooLarge.getMessage().contains("more than this machine's " + machine + " bytes"), tooLarge.getMessage());

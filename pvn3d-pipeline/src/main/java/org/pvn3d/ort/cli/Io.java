@@ -1,11 +1,9 @@
 package org.pvn3d.ort.cli;
 
-import java.io.BufferedOutputStream;
 import java.io.Console;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
@@ -29,74 +27,6 @@ record Io(PrintStream out, PrintStream err, boolean terminal) {
         Console console = System.console();
         return new Io(new StandardOutput(new FileOutputStream(FileDescriptor.out)), System.err,
                 console != null && console.isTerminal());
-    }
-
-    /**
-     * Standard output that remembers whether a write failed because nobody reads it any more: the reader of a
-     * pipe has exited ({@code pvn3d-ort ... | head -1}), which Linux reports as EPIPE, "Broken pipe". PrintStream
-     * keeps every IOException to itself; this is how {@link Main} tells that end of the reader's interest (quiet,
-     * as Unix tools are) from a full disk (an error). Flushed at every line, as {@code System.out}.
-     */
-    static final class StandardOutput extends PrintStream {
-        private final Sink sink;
-
-        StandardOutput(OutputStream fd) {
-            this(new Sink(fd));
-        }
-
-        private StandardOutput(Sink sink) {
-            super(new BufferedOutputStream(sink, 8192), true, System.out.charset());
-            this.sink = sink;
-        }
-
-        /** Whether a write failed with EPIPE (the pipe's reader is gone). */
-        boolean readerGone() {
-            return sink.readerGone;
-        }
-
-        private static final class Sink extends OutputStream {
-            private final OutputStream fd;
-            private volatile boolean readerGone;
-
-            Sink(OutputStream fd) {
-                this.fd = fd;
-            }
-
-            @Override
-            public void write(int b) throws IOException {
-                try {
-                    fd.write(b);
-                } catch (IOException e) {
-                    throw noted(e);
-                }
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) throws IOException {
-                try {
-                    fd.write(b, off, len);
-                } catch (IOException e) {
-                    throw noted(e);
-                }
-            }
-
-            @Override
-            public void flush() throws IOException {
-                try {
-                    fd.flush();
-                } catch (IOException e) {
-                    throw noted(e);
-                }
-            }
-
-            // The JDK has no error code for it, only strerror's text (the JVM ignores SIGPIPE, so the write fails).
-            private IOException noted(IOException e) {
-                if ("Broken pipe".equals(e.getMessage())) {
-                    readerGone = true;
-                }
-                return e;
-            }
-        }
     }
 
     /** The same with results on {@code err} too: for a command whose standard output is data (JSON to '-'). */

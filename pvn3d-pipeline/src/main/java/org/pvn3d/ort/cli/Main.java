@@ -19,7 +19,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * prints the help. Every failure ends here as one message on stderr and an exit code: {@value #FAILED} when
  * the work failed, {@value #USAGE} for a command line that is wrong (with the command's usage line),
  * {@value #PARITY_FAILED} when the run worked but missed its parity target; {@value #READER_GONE}, quietly, when
- * standard output is a pipe whose reader left early ({@code | head}), as for a Unix tool that SIGPIPE ended.
+ * standard output is a pipe whose reader left early ({@code | head}): the command ends at its next write there, as
+ * a Unix tool that SIGPIPE ended (a failure before that keeps its own code).
  * Java stack traces only with {@code --debug}.
  */
 public final class Main {
@@ -48,10 +49,11 @@ public final class Main {
         int code = runCommand(args, io);
         // PrintStream keeps an IOException to itself (a full disk, a closed pipe): without this a table, or the
         // JSON of --json -, could be lost with exit code 0. A usage error stays one (its message is on stderr).
+        if (readerGone(io)) {
+            // the reader took what it wanted: nothing to report, as `yes | head`; a failure before it stays one
+            return code == OK || code == READER_GONE ? READER_GONE : code;
+        }
         if (io.out().checkError() && code != USAGE) {
-            if (io.out() instanceof Io.StandardOutput stdout && stdout.readerGone()) {
-                return READER_GONE;  // the reader took what it wanted: nothing to report, as `yes | head`
-            }
             io.err().println("pvn3d-ort: cannot write to standard output (a full disk?): what it holds is incomplete");
             return FAILED;
         }
@@ -86,6 +88,9 @@ public final class Main {
         } catch (ParameterException e) {
             return usageError(e, io.err(), debug);
         } catch (Throwable t) {
+            if (readerGone(io)) {
+                return READER_GONE; // StandardOutput.ReaderGone, or what it became on its way up: the run ends here
+            }
             io.out().flush();
             io.err().println("pvn3d-ort: " + Errors.describe(t));
             if (debug) {
@@ -95,6 +100,10 @@ public final class Main {
             }
             return FAILED;
         }
+    }
+
+    private static boolean readerGone(Io io) {
+        return io.out() instanceof StandardOutput stdout && stdout.readerGone();
     }
 
     /** The commands, writing to {@code io}. */

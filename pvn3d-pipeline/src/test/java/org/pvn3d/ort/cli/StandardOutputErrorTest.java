@@ -80,16 +80,36 @@ class StandardOutputErrorTest {
     @Test
     void aClosedPipeEndsTheRunQuietlyWith141() {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = Main.run(new String[] {"--help"}, new Io(new Io.StandardOutput(new ClosedPipe()),
+        int code = Main.run(new String[] {"--help"}, new Io(new StandardOutput(new ClosedPipe()),
                 new PrintStream(err, true, StandardCharsets.UTF_8), false));
         assertEquals(Main.READER_GONE, code);
         assertEquals("", err.toString(StandardCharsets.UTF_8));
         // the same stream over a full disk is still an error
         err.reset();
-        code = Main.run(new String[] {"--help"}, new Io(new Io.StandardOutput(new FullDisk()),
+        code = Main.run(new String[] {"--help"}, new Io(new StandardOutput(new FullDisk()),
                 new PrintStream(err, true, StandardCharsets.UTF_8), false));
         assertEquals(Main.FAILED, code);
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("cannot write to standard output"), err.toString());
+    }
+
+    /**
+     * The command ends at its first write to a pipe whose reader has gone, as a tool that SIGPIPE ends: the main
+     * job's report, written after its table, is not written (the exit status says the run did not finish), and
+     * what failed before that write keeps its own exit code.
+     */
+    @Test
+    void theRunEndsAtItsFirstWriteToTheDeadPipe(@TempDir Path dir) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        Path report = dir.resolve("r.json");
+        int code = Main.run(new String[] {"--runs", "1", "--warmup", "0", "--report", report.toString()},
+                new Io(new StandardOutput(new ClosedPipe()), new PrintStream(err, true, StandardCharsets.UTF_8), false));
+        assertEquals(Main.READER_GONE, code, err.toString(StandardCharsets.UTF_8));
+        assertTrue(Files.notExists(report), "the run ended before its report");
+        err.reset();
+        code = Main.run(new String[] {"--runs", "0"},
+                new Io(new StandardOutput(new ClosedPipe()), new PrintStream(err, true, StandardCharsets.UTF_8), false));
+        assertEquals(Main.USAGE, code);
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--runs takes a positive integer"), err.toString());
     }
 
     @Test

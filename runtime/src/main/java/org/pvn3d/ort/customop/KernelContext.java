@@ -58,7 +58,7 @@ public final class KernelContext implements AutoCloseable {
         this.op = op;
         this.nodeName = nodeName;
         this.where = op.name() + (nodeName.isEmpty() ? "" : " (node '" + nodeName + "')");
-        this.onHost = CustomOp.CPU.equals(op.executionProvider());
+        this.onHost = op.runsOnCpu();
         this.inputs = new KernelTensor[op.inputs().size()];
         this.outputs = new KernelTensor[op.outputs().size()];
         growDims(8);
@@ -229,7 +229,8 @@ public final class KernelContext implements AutoCloseable {
      */
     private boolean outputExceedsMachine(int index, int rank) {
         long limit = HostMemory.machineBytes();
-        long bytes = Math.max(1, outputView(index).declaredType().byteSize());
+        Port port = port(op.outputs(), index); // not outputView: ORT has not accepted the index yet
+        long bytes = elementBytes(port == null ? OnnxTensorType.UNDEFINED : port.type());
         boolean over = false;
         for (int i = 0; i < rank; i++) {
             long d = scratch.get(JAVA_LONG, DIMS + 8L * i);
@@ -245,6 +246,11 @@ public final class KernelContext implements AutoCloseable {
         return over;
     }
 
+    /** Host bytes an element takes at least: a string is a C++ std::string (32 bytes), an undecided type 1. */
+    private static long elementBytes(OnnxTensorType type) {
+        return type == OnnxTensorType.STRING ? 32 : Math.max(1, type.byteSize());
+    }
+
     private void setDim(int i, long d) {
         scratch.set(JAVA_LONG, DIMS + 8L * i, d);
     }
@@ -257,7 +263,7 @@ public final class KernelContext implements AutoCloseable {
                         + Arrays.toString(scratch.asSlice(DIMS, 8L * rank).toArray(JAVA_LONG)));
             }
         }
-        if (onHost && outputExceedsMachine(index, rank)) {
+        if (onHost && index >= 0 && outputExceedsMachine(index, rank)) {
             throw new OrtException(OrtErrorCode.ORT_FAIL, where + ": output " + portName(op.outputs(), index, "output")
                     + " of shape " + Arrays.toString(scratch.asSlice(DIMS, 8L * rank).toArray(JAVA_LONG))
                     + " is larger than this machine's memory (" + HostMemory.machineBytes() + " bytes)");

@@ -1,13 +1,16 @@
 package org.pvn3d.ort.internal;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import java.io.IOException;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.pvn3d.ort.OrtErrorCode;
 import org.pvn3d.ort.OrtException;
 
@@ -34,8 +37,9 @@ public final class HostMemory {
     private HostMemory() {}
 
     /**
-     * The memory this process can have at most: the machine's, or its container's limit (the JDK reads the
-     * cgroup); {@code Long.MAX_VALUE} when the JDK cannot tell (a runtime without {@code jdk.management}).
+     * The memory this process can have at most: the machine's physical memory ({@code sysconf}), or less where a
+     * cgroup limits it (a container: {@code memory.max} of cgroup v2, {@code memory.limit_in_bytes} of v1, as the
+     * process sees its cgroup root); {@code Long.MAX_VALUE} when neither can be read.
      *
      * <p>A host block larger than this can never be written whole. Where the kernel grants any allocation
      * ({@code vm.overcommit_memory = 1}, common on GPU hosts) asking for it succeeds, and writing it grows the
@@ -52,18 +56,36 @@ public final class HostMemory {
     }
 
     private static final class Machine {
-        static final long BYTES = read();
+        private static final int SC_PAGESIZE = 30;   // glibc's constants on Linux
+        private static final int SC_PHYS_PAGES = 85;
+        static final long BYTES = Math.min(physical(), cgroupLimit());
 
-        private static long read() {
+        private static long physical() {
             try {
-                if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
-                    long total = os.getTotalMemorySize();
-                    return total > 0 ? total : Long.MAX_VALUE;
-                }
-            } catch (LinkageError | RuntimeException e) {
-                // java.management or jdk.management left out of this runtime: no bound
+                MethodHandle sysconf = LINKER.downcallHandle(LINKER.defaultLookup().find("sysconf").orElseThrow(),
+                        FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+                long pages = (long) sysconf.invokeExact(SC_PHYS_PAGES);
+                long pageSize = (long) sysconf.invokeExact(SC_PAGESIZE);
+                return pages > 0 && pageSize > 0 && pages <= Long.MAX_VALUE / pageSize ? pages * pageSize : Long.MAX_VALUE;
+            } catch (Throwable t) {
+                return Long.MAX_VALUE;
             }
-            return Long.MAX_VALUE;
+        }
+
+        private static long cgroupLimit() {
+            long limit = Long.MAX_VALUE;
+            for (String file : new String[] {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+                try {
+                    String text = Files.readString(Path.of(file)).strip();
+                    long value = Long.parseLong(text); // "max" (no limit) is not a number
+                    if (value > 0) {
+                        limit = Math.min(limit, value);
+                    }
+                } catch (IOException | NumberFormatException | SecurityException e) {
+                    // no such cgroup file, or no limit
+                }
+            }
+            return limit;
         }
     }
 
