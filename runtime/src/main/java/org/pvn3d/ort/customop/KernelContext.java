@@ -422,7 +422,7 @@ public final class KernelContext implements AutoCloseable {
 
     /** The port of {@code index}: its own, or the last (variadic) one, or null. */
     private static Port port(List<Port> ports, int index) {
-        return index < ports.size() ? ports.get(index) : ports.isEmpty() ? null : ports.getLast();
+        return index < 0 ? null : index < ports.size() ? ports.get(index) : ports.isEmpty() ? null : ports.getLast();
     }
 
     private boolean inputOnHost(Port p) {
@@ -485,6 +485,9 @@ public final class KernelContext implements AutoCloseable {
     }
 
     private static String portName(List<Port> ports, int index, String what) {
+        if (index < 0) {
+            return what + " #" + index;
+        }
         if (index < ports.size()) {
             return ports.get(index).name();
         }
