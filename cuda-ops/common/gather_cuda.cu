@@ -273,10 +273,9 @@ RowsPlan search_rows(const DeviceSmem& d, int64_t B, int64_t C, int64_t len, int
   return plan;
 }
 
-// PVN3D_GATHER=direct never stages, =staged stages whenever the rows fit (whatever N and P); read once (for
-// A/B benchmarks and tests: the bench found the rule's staged choice 1.1 us slower on the GPU than a
-// one-block-a-row kernel at B=1 C=128 N=2048 P=1024, and the choice there is to be measured).
-// directN (N = 8, 4, 2 or 1) also fixes the direct kernel's channels a thread (else direct_channels picks).
+// PVN3D_GATHER=direct never stages, =staged stages whenever the rows fit (whatever N and P); directN (N = 8,
+// 4, 2 or 1) also fixes the direct kernel's channels a thread (else direct_channels picks). Read once, for
+// A/B benchmarks and forced tests.
 struct GatherOverride {
   int mode = 0;      // 0 the rule, 1 direct, 2 staged
   int channels = 0;  // 0: direct_channels decides
@@ -341,8 +340,7 @@ pvn3d_status gather_rows_cuda(const char* op, const float* features, const int64
   if (gx > INT32_MAX) return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: too many points per batch for CUDA (%lld)", op, (long long)P);
   pvn3d::cuda::clear_stale_error();
   const GatherOverride forced = gather_override();
-  const int mode = forced.mode;
-  const bool stage = mode == 2 || (mode == 0 && stage_by_rule(B, C, N, P));
+  const bool stage = forced.mode == 2 || (forced.mode == 0 && stage_by_rule(B, C, N, P));
   const RowsPlan plan = stage ? plan_rows(B, C, N, P, N / 4 > 512 ? N / 4 : 512, 1.0) : RowsPlan{};
   if (plan.rows > 0) {
     const bool vec = P % 4 == 0 && aligned16(idx) && aligned16(out);

@@ -43,7 +43,6 @@ public final class KernelContext implements AutoCloseable {
     private final CustomOp op;
     private final String nodeName;
     private final String where;
-    private final boolean onHost; // the CPU provider: outputs in host memory (see outputExceedsMachine)
     private KernelTensor[] inputs;
     private KernelTensor[] outputs;
     private MemorySegment scratch;
@@ -58,7 +57,6 @@ public final class KernelContext implements AutoCloseable {
         this.op = op;
         this.nodeName = nodeName;
         this.where = op.name() + (nodeName.isEmpty() ? "" : " (node '" + nodeName + "')");
-        this.onHost = op.runsOnCpu();
         this.inputs = new KernelTensor[op.inputs().size()];
         this.outputs = new KernelTensor[op.outputs().size()];
         growDims(8);
@@ -228,22 +226,22 @@ public final class KernelContext implements AutoCloseable {
      * ({@link HostMemory#machineBytes}); a device allocation fails by itself.
      */
     private boolean outputExceedsMachine(int index, int rank) {
+        for (int i = 0; i < rank; i++) {
+            if (scratch.get(JAVA_LONG, DIMS + 8L * i) == 0) {
+                return false; // an empty output, whatever the other dimensions
+            }
+        }
         long limit = HostMemory.machineBytes();
         Port port = port(op.outputs(), index); // not outputView: ORT has not accepted the index yet
         long bytes = elementBytes(port == null ? OnnxTensorType.UNDEFINED : port.type());
-        boolean over = false;
         for (int i = 0; i < rank; i++) {
             long d = scratch.get(JAVA_LONG, DIMS + 8L * i);
-            if (d == 0) {
-                return false;
+            if (d > limit / bytes) {
+                return true;
             }
-            if (!over && d > limit / bytes) {
-                over = true; // keep looking for a zero dimension, which makes the output empty
-            } else if (!over) {
-                bytes *= d;
-            }
+            bytes *= d; // <= limit: no overflow
         }
-        return over;
+        return false;
     }
 
     /** Host bytes an element takes at least: a string is a C++ std::string (32 bytes), an undecided type 1. */
@@ -263,7 +261,7 @@ public final class KernelContext implements AutoCloseable {
                         + Arrays.toString(scratch.asSlice(DIMS, 8L * rank).toArray(JAVA_LONG)));
             }
         }
-        if (onHost && index >= 0 && outputExceedsMachine(index, rank)) {
+        if (op.runsOnCpu() && outputExceedsMachine(index, rank)) { // outputs in host memory
             throw new OrtException(OrtErrorCode.ORT_FAIL, where + ": output " + portName(op.outputs(), index, "output")
                     + " of shape " + Arrays.toString(scratch.asSlice(DIMS, 8L * rank).toArray(JAVA_LONG))
                     + " is larger than this machine's memory (" + HostMemory.machineBytes() + " bytes)");
