@@ -13,6 +13,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.pvn3d.ort.customop.CustomOpDomain;
+import org.pvn3d.ort.customop.JavaScaleOp;
 import org.pvn3d.ort.internal.ShutdownGuard;
 
 /**
@@ -80,19 +82,12 @@ class ExitTest {
     /** A kernel factory, run by ORT inside the session's load, calls System.exit(3). */
     public static final class ExitFromKernelFactory {
         public static void main(String[] args) throws Exception {
-            Path model = Path.of(ExitTest.class.getResource("/customop/java_scale.onnx").toURI());
-            org.pvn3d.ort.customop.CustomOp op = org.pvn3d.ort.customop.CustomOp.builder("JavaScale")
-                    .input(org.pvn3d.ort.customop.Port.of("x", OnnxTensorType.FLOAT))
-                    .input(org.pvn3d.ort.customop.Port.optional("bias", OnnxTensorType.FLOAT))
-                    .output(org.pvn3d.ort.customop.Port.of("y", OnnxTensorType.FLOAT))
-                    .attribute("factor", org.pvn3d.ort.customop.AttributeSpec.Type.FLOAT, true, "multiplier")
-                    .kernel(info -> {
+            Path model = JavaScaleOp.model("java_scale.onnx");
+            try (CustomOpDomain domain = JavaScaleOp.domain(info -> {
                         System.out.println("exiting from the factory");
                         System.exit(3);
                         return ctx -> { };
-                    })
-                    .build();
-            try (org.pvn3d.ort.customop.CustomOpDomain domain = org.pvn3d.ort.customop.CustomOpDomain.of("test.java", op);
+                    });
                     SessionOptions options = new SessionOptions()) {
                 options.registerCustomOps(domain);
                 OrtEnvironment.getEnvironment().createSession(model, options).close();

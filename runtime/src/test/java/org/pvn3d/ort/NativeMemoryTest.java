@@ -17,10 +17,8 @@ import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
-import org.pvn3d.ort.customop.AttributeSpec;
-import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
-import org.pvn3d.ort.customop.Port;
+import org.pvn3d.ort.customop.JavaScaleOp;
 import org.pvn3d.ort.internal.HostMemory;
 
 /**
@@ -102,21 +100,15 @@ class NativeMemoryTest {
     void failingCustomKernelsDoNotLeakTheirErrorStatus() throws Exception {
         Assumptions.assumeTrue(MALLINFO2_CALL != null, "needs glibc's mallinfo2 to read the C heap");
         String padding = "x".repeat(2048);
-        CustomOp failing = CustomOp.builder("JavaScale")
-                .input(Port.of("x", OnnxTensorType.FLOAT))
-                .input(Port.optional("bias", OnnxTensorType.FLOAT))
-                .output(Port.of("y", OnnxTensorType.FLOAT))
-                .attribute("factor", AttributeSpec.Type.FLOAT, true, "multiplier")
-                .kernel(info -> ctx -> {
-                    throw ctx.invalid("refused " + padding);
-                })
-                .build();
         // ORT logs every failed run with its message: keep 40 MB of it out of the test output
         java.util.logging.Logger ortLog = java.util.logging.Logger.getLogger(OrtEnvironment.ORT_LOGGER);
         java.util.logging.Level ortLevel = ortLog.getLevel();
         ortLog.setLevel(java.util.logging.Level.OFF);
-        Path model = Path.of(NativeMemoryTest.class.getResource("/customop/java_scale.onnx").toURI());
-        try (CustomOpDomain domain = CustomOpDomain.of("test.java", failing); SessionOptions options = new SessionOptions()) {
+        Path model = JavaScaleOp.model("java_scale.onnx");
+        try (CustomOpDomain domain = JavaScaleOp.domain(info -> ctx -> {
+                    throw ctx.invalid("refused " + padding);
+                });
+                SessionOptions options = new SessionOptions()) {
             options.registerCustomOps(domain);
             try (OrtSession s = OrtEnvironment.getEnvironment().createSession(model, options);
                     OnnxTensor x = OnnxTensor.createTensor(new float[] {1, 2}, 2, 1)) {

@@ -19,8 +19,8 @@ import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
+import org.pvn3d.ort.customop.JavaScaleOp;
 import org.pvn3d.ort.customop.KernelContext;
 import org.pvn3d.ort.customop.KernelTensor;
 import org.pvn3d.ort.jfr.OrtEvents;
@@ -36,25 +36,19 @@ class RuntimeEventsTest {
 
     /** y = 2x, in Java, as domain "test.jfr" (java_scale.onnx's node "scale" with its factor attribute ignored). */
     static CustomOpDomain doubling() {
-        return CustomOpDomain.of("test.java", CustomOp.builder("JavaScale")
-                .input("x", OnnxTensorType.FLOAT)
-                .input(org.pvn3d.ort.customop.Port.optional("bias", OnnxTensorType.FLOAT))
-                .output("y", OnnxTensorType.FLOAT)
-                .attribute("factor", org.pvn3d.ort.customop.AttributeSpec.Type.FLOAT, true, "ignored")
-                .kernel(info -> (KernelContext ctx) -> {
-                    KernelTensor x = ctx.input(0, OnnxTensorType.FLOAT, -1);
-                    KernelTensor y = ctx.output(0, x.shape());
-                    MemorySegment in = x.data();
-                    MemorySegment out = y.data();
-                    for (long i = 0; i < x.elementCount(); i++) {
-                        out.setAtIndex(JAVA_FLOAT, i, 2 * in.getAtIndex(JAVA_FLOAT, i));
-                    }
-                })
-                .build());
+        return JavaScaleOp.domain(info -> (KernelContext ctx) -> {
+            KernelTensor x = ctx.input(0, OnnxTensorType.FLOAT, -1);
+            KernelTensor y = ctx.output(0, x.shape());
+            MemorySegment in = x.data();
+            MemorySegment out = y.data();
+            for (long i = 0; i < x.elementCount(); i++) {
+                out.setAtIndex(JAVA_FLOAT, i, 2 * in.getAtIndex(JAVA_FLOAT, i));
+            }
+        });
     }
 
-    static Path customModel() throws Exception {
-        return Path.of(RuntimeEventsTest.class.getResource("/customop/java_scale.onnx").toURI());
+    static Path customModel() {
+        return JavaScaleOp.model("java_scale.onnx");
     }
 
     @Test

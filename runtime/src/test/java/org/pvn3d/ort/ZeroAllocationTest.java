@@ -6,17 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
-import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import org.pvn3d.ort.customop.AttributeSpec;
 import org.pvn3d.ort.customop.CustomKernel;
-import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
+import org.pvn3d.ort.customop.JavaScaleOp;
 import org.pvn3d.ort.customop.KernelContext;
 import org.pvn3d.ort.customop.KernelTensor;
-import org.pvn3d.ort.customop.Port;
 
 /**
  * The steady state of the per-run paths allocates nothing on the Java heap: a run into preallocated
@@ -107,17 +104,10 @@ class ZeroAllocationTest {
     }
 
     @Test
-    void aRunThroughAJavaCustomOperatorAllocatesNothing() throws URISyntaxException {
-        CustomOp op = CustomOp.builder("JavaScale")
-                .input(Port.of("x", OnnxTensorType.FLOAT))
-                .input(Port.optional("bias", OnnxTensorType.FLOAT))
-                .output(Port.of("y", OnnxTensorType.FLOAT))
-                .attribute("factor", AttributeSpec.Type.FLOAT, true, "multiplier")
-                .kernel(info -> new Scale(info.getFloat("factor")))
-                .build();
-        Path model = Path.of(ZeroAllocationTest.class.getResource("/customop/java_scale.onnx").toURI());
+    void aRunThroughAJavaCustomOperatorAllocatesNothing() {
+        Path model = JavaScaleOp.model("java_scale.onnx");
         OrtEnvironment env = OrtEnvironment.getEnvironment();
-        try (CustomOpDomain domain = CustomOpDomain.of("test.java", op);
+        try (CustomOpDomain domain = JavaScaleOp.domain(info -> new Scale(info.getFloat("factor")));
                 SessionOptions options = new SessionOptions().setIntraOpNumThreads(1).registerCustomOps(domain);
                 OrtSession session = env.createSession(model, options);
                 OnnxTensor x = floats16(1);

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
-import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -46,11 +45,7 @@ class CustomOpDomainTest {
     }
 
     static Path model(String name) {
-        try {
-            return Path.of(CustomOpDomainTest.class.getResource("/customop/" + name).toURI());
-        } catch (URISyntaxException e) {
-            throw new IllegalStateException(e);
-        }
+        return JavaScaleOp.model(name);
     }
 
     /** What the kernel does on an input whose first element is a given sentinel. */
@@ -97,18 +92,8 @@ class CustomOpDomainTest {
         }
     }
 
-    static CustomOp scaleOp(KernelFactory factory) {
-        return CustomOp.builder("JavaScale")
-                .input(Port.of("x", OnnxTensorType.FLOAT))
-                .input(Port.optional("bias", OnnxTensorType.FLOAT))
-                .output(Port.of("y", OnnxTensorType.FLOAT))
-                .attribute("factor", AttributeSpec.Type.FLOAT, true, "multiplier")
-                .kernel(factory)
-                .build();
-    }
-
     static CustomOpDomain scaleDomain() {
-        return CustomOpDomain.of("test.java", scaleOp(ScaleKernel::new));
+        return JavaScaleOp.domain(ScaleKernel::new);
     }
 
     static float[] run(OrtSession s, float[] x, float[] bias) {
@@ -167,7 +152,7 @@ class CustomOpDomainTest {
     void aKernelClosingItsOwnRunsSessionAndInputDoesNotWaitForItself() throws Exception {
         // close() waits for the uses in flight; from inside compute one of them is the run that called it
         java.util.concurrent.atomic.AtomicReference<AutoCloseable[]> toClose = new java.util.concurrent.atomic.AtomicReference<>();
-        CustomOpDomain domain = CustomOpDomain.of("test.java", scaleOp(info -> ctx -> {
+        CustomOpDomain domain = JavaScaleOp.domain(info -> ctx -> {
             KernelTensor x = ctx.input(0, OnnxTensorType.FLOAT, -1);
             KernelTensor y = ctx.output(0, x.shape());
             y.data().copyFrom(x.data());
@@ -178,7 +163,7 @@ class CustomOpDomainTest {
                     throw new IllegalStateException(e);
                 }
             }
-        }));
+        });
         try (SessionOptions options = new SessionOptions().registerCustomOps(domain)) {
             OrtSession s = env.createSession(model("java_scale.onnx"), options);
             OnnxTensor x = OnnxTensor.createTensor(new float[] {1, 2, 3, 4}, 2, 2);
@@ -203,7 +188,7 @@ class CustomOpDomainTest {
     void aDeferredErrorFailsTheRunOfItsOwnSessionOnly() throws Exception {
         // two sessions share one domain; a kernel flags its negative input and reports it after the run: only
         // runs of the session whose kernel saw it may fail (every live kernel of the domain used to be asked)
-        CustomOpDomain domain = CustomOpDomain.of("test.java", scaleOp(info -> new CustomKernel() {
+        CustomOpDomain domain = JavaScaleOp.domain(info -> new CustomKernel() {
             final java.util.concurrent.atomic.AtomicBoolean negative = new java.util.concurrent.atomic.AtomicBoolean();
 
             @Override
@@ -221,7 +206,7 @@ class CustomOpDomainTest {
                     throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "a negative input (deferred)");
                 }
             }
-        }));
+        });
         try (SessionOptions options = new SessionOptions().registerCustomOps(domain);
                 OrtSession bad = env.createSession(model("java_scale.onnx"), options);
                 OrtSession good = env.createSession(model("java_scale.onnx"), options)) {
@@ -259,7 +244,7 @@ class CustomOpDomainTest {
     void aScalarAttributeReadAsAnArrayIsAnError() {
         // ORT's array readers answer a single float with an empty array: it was returned as "no values"
         List<String> seen = new java.util.ArrayList<>();
-        CustomOpDomain domain = CustomOpDomain.of("test.java", scaleOp(info -> {
+        CustomOpDomain domain = JavaScaleOp.domain(info -> {
             for (java.util.function.Supplier<Object> read : List.<java.util.function.Supplier<Object>>of(() -> info.getInts("factor"),
                     () -> info.getFloats("factor"))) {
                 try {
@@ -269,7 +254,7 @@ class CustomOpDomainTest {
                 }
             }
             return new ScaleKernel(info);
-        }));
+        });
         try (SessionOptions options = new SessionOptions().registerCustomOps(domain);
                 OrtSession s = env.createSession(model("java_scale.onnx"), options)) {
             assertArrayEquals(new float[] {2.5f, 5f}, run(s, new float[] {1, 2}, null), "the float reads as a float");
@@ -286,7 +271,7 @@ class CustomOpDomainTest {
         java.util.concurrent.atomic.AtomicReference<KernelContext> kept = new java.util.concurrent.atomic.AtomicReference<>();
         java.util.concurrent.CountDownLatch computing = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch tried = new java.util.concurrent.CountDownLatch(1);
-        CustomOpDomain domain = CustomOpDomain.of("test.java", scaleOp(info -> ctx -> {
+        CustomOpDomain domain = JavaScaleOp.domain(info -> ctx -> {
             KernelTensor x = ctx.input(0, OnnxTensorType.FLOAT, -1);
             ctx.output(0, x.shape()).data().copyFrom(x.data());
             if (kept.compareAndSet(null, ctx)) {
@@ -298,7 +283,7 @@ class CustomOpDomainTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        }));
+        });
         try (SessionOptions options = new SessionOptions().registerCustomOps(domain);
                 OrtSession s = env.createSession(model("java_scale.onnx"), options)) {
             assertArrayEquals(new float[] {1, 2}, run(s, new float[] {1, 2}, null));
@@ -322,7 +307,7 @@ class CustomOpDomainTest {
     @Test
     void kernelScratchOfANegativeSizeIsRefused() {
         List<String> seen = new java.util.ArrayList<>();
-        CustomOpDomain domain = CustomOpDomain.of("test.java", scaleOp(info -> ctx -> {
+        CustomOpDomain domain = JavaScaleOp.domain(info -> ctx -> {
             KernelTensor x = ctx.input(0, OnnxTensorType.FLOAT, -1);
             try (KernelAllocator a = ctx.allocator(x)) {
                 for (long bytes : new long[] {-1, Long.MAX_VALUE}) {
@@ -337,7 +322,7 @@ class CustomOpDomainTest {
                 a.free(ok);
             }
             ctx.output(0, x.shape()).data().copyFrom(x.data());
-        }));
+        });
         try (SessionOptions options = new SessionOptions().registerCustomOps(domain);
                 OrtSession s = env.createSession(model("java_scale.onnx"), options)) {
             assertArrayEquals(new float[] {1, 2}, run(s, new float[] {1, 2}, null));
@@ -350,7 +335,7 @@ class CustomOpDomainTest {
 
     @Test
     void factoryFailuresFailSessionCreationWithTheirMessage() {
-        CustomOp throwing = scaleOp(info -> {
+        CustomOp throwing = JavaScaleOp.withKernel(info -> {
             throw new IllegalArgumentException("factory refuses node " + info.nodeName());
         });
         try (CustomOpDomain domain = CustomOpDomain.of("test.java", throwing);
@@ -376,7 +361,7 @@ class CustomOpDomainTest {
     @Test
     void kernelInfoIsOnlyValidDuringCreation() {
         KernelInfo[] kept = new KernelInfo[1];
-        CustomOp keeping = scaleOp(info -> {
+        CustomOp keeping = JavaScaleOp.withKernel(info -> {
             kept[0] = info;
             return new ScaleKernel(info);
         });

@@ -24,15 +24,8 @@ class KernelOutputIndexTest {
 
     @Test
     void anOutputIndexOutOfRangeIsAnOrtException() throws Exception {
-        CustomOp op = CustomOp.builder("JavaScale")
-                .input(Port.of("x", OnnxTensorType.FLOAT))
-                .input(Port.optional("bias", OnnxTensorType.FLOAT))
-                .output(Port.of("y", OnnxTensorType.FLOAT))
-                .attribute("factor", AttributeSpec.Type.FLOAT, true, "multiplier")
-                .kernel(info -> ctx -> ctx.output(index, 4).data().fill((byte) 0))
-                .build();
-        Path model = Path.of(KernelOutputIndexTest.class.getResource("/customop/java_scale.onnx").toURI());
-        try (CustomOpDomain domain = CustomOpDomain.of("test.java", op);
+        Path model = JavaScaleOp.model("java_scale.onnx");
+        try (CustomOpDomain domain = JavaScaleOp.domain(info -> ctx -> ctx.output(index, 4).data().fill((byte) 0));
                 SessionOptions options = new SessionOptions().setIntraOpNumThreads(1).registerCustomOps(domain);
                 OrtSession session = OrtEnvironment.getEnvironment().createSession(model, options);
                 OnnxTensor x = OnnxTensor.createTensor(new float[] {1, 2, 3, 4}, 4)) {

@@ -18,12 +18,10 @@ import org.pvn3d.ort.OrtEnvironment;
 import org.pvn3d.ort.OrtException;
 import org.pvn3d.ort.OrtSession;
 import org.pvn3d.ort.SessionOptions;
-import org.pvn3d.ort.customop.AttributeSpec;
-import org.pvn3d.ort.customop.CustomOp;
 import org.pvn3d.ort.customop.CustomOpDomain;
+import org.pvn3d.ort.customop.JavaScaleOp;
 import org.pvn3d.ort.customop.KernelContext;
 import org.pvn3d.ort.customop.KernelTensor;
-import org.pvn3d.ort.customop.Port;
 
 /**
  * ORT profiles summarised: a real profile of this ORT (a model of ORT's own operators, and one with a
@@ -41,14 +39,10 @@ class ProfileSummaryTest {
     @Test
     void aRealProfileByOperatorTypeNodeAndProvider() throws Exception {
         OrtEnvironment env = OrtEnvironment.getEnvironment();
-        CustomOpDomain domain = CustomOpDomain.of("test.java", CustomOp.builder("JavaScale")
-                .input("x", OnnxTensorType.FLOAT).input(Port.optional("bias", OnnxTensorType.FLOAT))
-                .output("y", OnnxTensorType.FLOAT)
-                .attribute("factor", AttributeSpec.Type.FLOAT, true, "ignored")
-                .kernel(info -> (KernelContext ctx) -> {
-                    KernelTensor x = ctx.input(0);
-                    ctx.output(0, x.shape());
-                }).build());
+        CustomOpDomain domain = JavaScaleOp.domain(info -> (KernelContext ctx) -> {
+            KernelTensor x = ctx.input(0);
+            ctx.output(0, x.shape());
+        });
         Path matmul;
         Path custom;
         try (SessionOptions options = new SessionOptions().enableProfiling(tmp, "chain")) {
