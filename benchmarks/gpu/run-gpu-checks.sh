@@ -139,7 +139,9 @@ if part junit; then
   # The launcher and the tests on -cp (not the console's --class-path): tests that start a child JVM
   # (ExitTest) hand it java.class.path. LauncherTest is left out: it runs the repository's ./pvn3d-ort
   # script, which the bundle does not hold (CI runs it).
-  junit_jar=$(ls "$bundle"/junit-platform-console-standalone-*.jar)
+  # make-bundle.sh puts one console jar in the bundle; should a hand-made bundle hold several, the newest
+  junit_jar=$(ls "$bundle"/junit-platform-console-standalone-*.jar 2>/dev/null | sort -V | tail -1)
+  [ -n "$junit_jar" ] || echo "run-gpu-checks: no junit-platform-console-standalone jar in $bundle (make-bundle.sh puts it there)"
   java_run "${pose_props[@]}" -Dpvn3d.test.memoryWarmup=40000 -cp "$junit_jar:$cp" \
     org.junit.platform.console.ConsoleLauncher execute ${JUNIT_SELECT:---scan-class-path $tests} \
     --exclude-classname '.*LauncherTest' --details=tree --disable-banner ${JUNIT_ARGS:-} > "$OUT/junit.txt" 2>&1
