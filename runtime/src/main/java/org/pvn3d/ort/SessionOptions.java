@@ -7,7 +7,10 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.pvn3d.ort.ffm.OrtApi;
 import org.pvn3d.ort.internal.Api;
 import org.pvn3d.ort.internal.Handles;
@@ -52,6 +55,7 @@ public final class SessionOptions extends NativeObject {
 
     private final List<AddedDomain> domains = new ArrayList<>();
     private final List<String> providers = new ArrayList<>();
+    private final Map<String, String> configEntries = new LinkedHashMap<>();
     private volatile boolean capturesGraphs;
     private volatile boolean profiling;
 
@@ -160,10 +164,24 @@ public final class SessionOptions extends NativeObject {
                         value));
     }
 
-    /** A session configuration entry (see ORT's onnxruntime_session_options_config_keys.h). */
+    /**
+     * A session configuration entry (see ORT's onnxruntime_session_options_config_keys.h); a key added again
+     * takes the new value.
+     */
     public SessionOptions addConfigEntry(String key, String value) {
-        return Handles.call(this, "config entry " + key, (o, a) -> OrtApi.AddSessionConfigEntry.invoke(
+        Handles.call(this, "config entry " + key, (o, a) -> OrtApi.AddSessionConfigEntry.invoke(
                 Api.Options.AddSessionConfigEntry, o, CString.of(a, key), CString.of(a, value)));
+        synchronized (configEntries) {
+            configEntries.put(key, value);
+        }
+        return this;
+    }
+
+    /** The configuration entries added so far, in the order they were first added (as ORT's Java API has it). */
+    public Map<String, String> getConfigEntries() {
+        synchronized (configEntries) {
+            return Collections.unmodifiableMap(new LinkedHashMap<>(configEntries));
+        }
     }
 
     public SessionOptions setSessionLogLevel(OrtLoggingLevel level) {

@@ -91,6 +91,20 @@ class SessionOptionsTest {
     }
 
     @Test
+    void configEntriesReadBackWithTheirLastValue() {
+        try (SessionOptions o = new SessionOptions()) {
+            assertEquals(Map.of(), o.getConfigEntries());
+            o.addConfigEntry("session.intra_op.allow_spinning", "0").addConfigEntry("session.disable_prepacking", "1");
+            o.addConfigEntry("session.intra_op.allow_spinning", "1");
+            assertThrows(OrtException.class, () -> o.addConfigEntry("", "1")); // refused: not recorded
+            Map<String, String> entries = o.getConfigEntries();
+            assertEquals(List.of("session.intra_op.allow_spinning", "session.disable_prepacking"), List.copyOf(entries.keySet()));
+            assertEquals("1", entries.get("session.intra_op.allow_spinning"));
+            assertThrows(UnsupportedOperationException.class, () -> entries.put("x", "y"));
+        }
+    }
+
+    @Test
     void ortsLogGoesToTheJavaLogger() {
         Logger logger = Logger.getLogger(OrtEnvironment.ORT_LOGGER);
         Level old = logger.getLevel();

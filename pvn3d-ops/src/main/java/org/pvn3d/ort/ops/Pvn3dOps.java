@@ -47,9 +47,12 @@ import org.pvn3d.ort.profile.ProfileSummary;
  * nodes out over every core. What to do about it:
  * <ul>
  *   <li>a graph that mixes both (the PVN3D network): let one side sleep when idle, ORT's with
- *       {@code addConfigEntry("session.intra_op.allow_spinning", "0")} (its own nodes then start a
- *       little later) or OpenMP's with {@code OMP_WAIT_POLICY=PASSIVE} (read once, when the library
- *       loads); measure which pays on the machine;</li>
+ *       {@link #letIntraOpThreadsSleep} (its own nodes then start a little later; the PVN3D pipelines do
+ *       this on the CPU provider) or OpenMP's with {@code OMP_WAIT_POLICY=PASSIVE} (read once, when the
+ *       library loads). Measured on 2 cores (benchmarks/results/2026-12-05-cpu-spinning): the tiny PVN3D
+ *       network's median run 15.9 -&gt; 9.3 ms and its p90 25-133 -&gt; 13-18 ms with ORT's threads
+ *       sleeping, the embedded PointNet++ model 8.3 -&gt; 5.3 ms; on 16 cores one FurthestPointSample node
+ *       took 143 ms beside ORT's spinning threads and 54 ms with OpenMP passive;</li>
  *   <li>several sessions at once: {@link #setCpuThreads} to the cores per session, as their
  *       intra-op threads are;</li>
  *   <li>a graph of mostly PVN3D nodes: one intra-op thread ({@code setIntraOpNumThreads(1)}: ORT
@@ -117,6 +120,16 @@ public final class Pvn3dOps {
     /** {@link #register(SessionOptions, CudaIndexCheck)} with {@link CudaIndexCheck#DEFERRED}. */
     public static CustomOpDomain register(SessionOptions options) {
         return register(options, CudaIndexCheck.DEFERRED);
+    }
+
+    /**
+     * Lets ORT's intra-op threads sleep when they have no work ({@code session.intra_op.allow_spinning} = 0)
+     * instead of spinning on every core while these operators' CPU kernels run (see "CPU threads" above).
+     * For sessions on the CPU provider that run PVN3D nodes; the CUDA kernels use no CPU threads. Returns
+     * {@code options}.
+     */
+    public static SessionOptions letIntraOpThreadsSleep(SessionOptions options) {
+        return options.addConfigEntry("session.intra_op.allow_spinning", "0");
     }
 
     /** The most threads {@link #setCpuThreads} takes (the native library's {@code PVN3D_MAX_THREADS}). */

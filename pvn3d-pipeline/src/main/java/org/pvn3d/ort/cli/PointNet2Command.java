@@ -103,6 +103,8 @@ final class PointNet2Command implements Callable<Integer>, Profiled {
             Pvn3dOps.register(options).close(); // the options and the session keep the domain alive
             if (common.cuda()) {
                 options.addExecutionProvider(new OrtCUDAProviderOptions(common.device));
+            } else {
+                Pvn3dOps.letIntraOpThreadsSleep(options); // as the pipelines' CPU sessions (Pvn3dOps says why)
             }
             long t0 = System.nanoTime();
             try (OrtSession session = env.createSession(bytes, options)) {

@@ -386,6 +386,8 @@ public final class FrameToPose implements AutoCloseable {
             }
             config.cudaOptions().forEach(cuda::add);
             opts.addExecutionProvider(cuda);
+        } else {
+            Pvn3dOps.letIntraOpThreadsSleep(opts); // as Pvn3dPipeline's CPU sessions
         }
         return own(OrtEnvironment.getEnvironment().createSession(model, opts));
     }

@@ -236,6 +236,9 @@ public final class Pvn3dPipeline implements AutoCloseable {
             if (config.provider() == Provider.CUDA) {
                 // full fp32 (no TF32): the pipeline is also how parity with PyTorch is measured
                 opts.addExecutionProvider(new OrtCUDAProviderOptions(config.device()).setUseTf32(false));
+            } else {
+                // ORT's spinning threads would take the cores from the PVN3D nodes' OpenMP kernels (Pvn3dOps)
+                Pvn3dOps.letIntraOpThreadsSleep(opts);
             }
             this.session = OrtEnvironment.getEnvironment().createSession(model, opts);
         } catch (RuntimeException e) {
@@ -249,6 +252,11 @@ public final class Pvn3dPipeline implements AutoCloseable {
         this.domain = dom;
         this.loadMs = (System.nanoTime() - t0) / 1e6;
         Stages.end(stage, "load", config, 0);
+    }
+
+    /** The options the session was made with (for tests: what the pipeline chose). */
+    SessionOptions sessionOptions() {
+        return options;
     }
 
     /** The tiny PVN3D model from the class path. */

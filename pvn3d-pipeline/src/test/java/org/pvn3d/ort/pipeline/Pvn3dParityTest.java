@@ -23,6 +23,7 @@ class Pvn3dParityTest {
     static Map<String, PvtFile.Entry> expected;
     static Pvn3dPipeline.Result result;
     static ParityReport report;
+    static Map<String, String> cpuConfigEntries;
 
     @BeforeAll
     static void runThePipelineOnce() {
@@ -30,9 +31,16 @@ class Pvn3dParityTest {
         expected = Pvn3dPipeline.tinyExpected();
         try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu())) {
             result = p.run(sample);
+            cpuConfigEntries = p.sessionOptions().getConfigEntries();
         }
         report = ParityReport.compare(result, expected, sample, "cpu", "pvn3d_tiny");
         System.out.print("Pvn3dParityTest:\n" + report.summary());
+    }
+
+    @Test
+    void theCpuSessionLetsOrtsIntraOpThreadsSleep() {
+        // spinning, they took the cores from the PVN3D nodes' OpenMP kernels (Pvn3dOps.letIntraOpThreadsSleep)
+        assertEquals("0", cpuConfigEntries.get("session.intra_op.allow_spinning"), cpuConfigEntries.toString());
     }
 
     @Test
