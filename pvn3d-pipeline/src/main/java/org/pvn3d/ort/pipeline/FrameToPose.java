@@ -287,6 +287,9 @@ public final class FrameToPose implements AutoCloseable {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "this model holds float16 weights: run it with precision fp16");
         }
         byte[] model = PoseHeadGraph.append(network, config.meanShift(), config.objectClass());
+        // the template runs too (its shapes fix the bindings; on CUDA with the branches apart it runs once to
+        // size the cuts, and ORT's CUDA gathers do not check their indices): it must be a frame run would take
+        template.checkInputs();
         this.k = template.modelKps().length / 3;
         this.n = template.points();
         boolean cuda = config.provider() == Pvn3dPipeline.Provider.CUDA;
@@ -618,10 +621,15 @@ public final class FrameToPose implements AutoCloseable {
         for (long i = 0, count = choose.length / 8; i < count; i++) {
             long v = m.get(JAVA_LONG_LE, 8 * i);
             if (v < 0 || v >= pixels) {
-                throw new IllegalArgumentException("input choose of " + source + ": point " + i + " names pixel " + v
+                throw invalidFrame("input choose of " + source + ": point " + i + " names pixel " + v
                         + ", outside the " + pixels + " pixels of the image (0 <= choose < H*W)");
             }
         }
+    }
+
+    /** A frame this FrameToPose cannot run: ORT's invalid-argument error, as the samples' own checks give. */
+    private static OrtException invalidFrame(String message) {
+        return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, message);
     }
 
     /** Keypoint rows K (the centre included) and points N of a frame. */
@@ -641,16 +649,30 @@ public final class FrameToPose implements AutoCloseable {
         if (closed) {
             throw closedError();
         }
+        try {
+            return runOpen(frames);
+        } catch (RuntimeException e) {
+            if (!closed) {
+                throw e;
+            }
+            // close() came while this ran and freed what the run used: say that, not which object it met closed
+            OrtException c = closedError();
+            c.addSuppressed(e);
+            throw c;
+        }
+    }
+
+    private List<FramePose> runOpen(List<Pvn3dSample> frames) {
         if (frames.size() != config.batch()) {
-            throw new IllegalArgumentException("this FrameToPose runs batches of " + config.batch() + " frames, got " + frames.size());
+            throw invalidFrame("this FrameToPose runs batches of " + config.batch() + " frames, got " + frames.size());
         }
         float[] modelKps = frames.get(0).modelKps();
         if (modelKps.length != 3 * k) {
-            throw new IllegalArgumentException("model keypoints: " + modelKps.length / 3.0 + " rows, the template has " + k);
+            throw invalidFrame("model keypoints: " + modelKps.length / 3.0 + " rows, the template has " + k);
         }
         for (float v : modelKps) {
             if (!Float.isFinite(v)) {
-                throw new IllegalArgumentException("the model keypoints hold a non-finite value (" + v + ")");
+                throw invalidFrame("the model keypoints hold a non-finite value (" + v + ")");
             }
         }
         List<byte[]> data = new ArrayList<>(inputs.size() * frames.size());
@@ -659,7 +681,7 @@ public final class FrameToPose implements AutoCloseable {
             for (Pvn3dSample f : frames) {
                 PvtFile.Entry e = f.entry(inputs.get(i));
                 if (e.type() != t.type() || !java.util.Arrays.equals(e.shape(), t.shape())) {
-                    throw new IllegalArgumentException("input " + inputs.get(i) + " of " + f.source() + ": " + e.type() + " "
+                    throw invalidFrame("input " + inputs.get(i) + " of " + f.source() + ": " + e.type() + " "
                             + java.util.Arrays.toString(e.shape()) + ", this FrameToPose was made for " + t.type() + " "
                             + java.util.Arrays.toString(t.shape()));
                 }
@@ -667,6 +689,8 @@ public final class FrameToPose implements AutoCloseable {
                     checkPixels(e.data(), f.source());
                 } else if (inputs.get(i).equals("cld_rgb_nrm")) {
                     f.checkCloud();
+                } else if (inputs.get(i).equals("rgb")) {
+                    f.checkImage();
                 }
                 data.add(e.data());
             }
@@ -773,8 +797,9 @@ public final class FrameToPose implements AutoCloseable {
         } catch (RuntimeException e) {
             failure = e;
         }
+        Object pointResult = null;
         try {
-            await(points);
+            pointResult = await(points);
         } catch (RuntimeException e) {
             if (failure == null) {
                 failure = e;
@@ -783,18 +808,32 @@ public final class FrameToPose implements AutoCloseable {
             }
         }
         if (failure != null) {
-            if (result instanceof AutoCloseable c) {
-                closeQuietly(failure, c);
+            // both results are dropped: the caller never sees them (a host run's are Results holding OrtValues)
+            for (Object r : new Object[] {result, pointResult}) {
+                if (r instanceof AutoCloseable c) {
+                    closeQuietly(failure, c);
+                }
             }
             throw failure;
         }
         return result;
     }
 
-    /** The task's result; its exception as it was thrown (an OrtException stays one). */
+    /**
+     * The task's result; its exception as it was thrown (an OrtException stays one). An interrupt does not end
+     * the wait: the point run cannot be stopped halfway (neither can the run of a FrameToPose without the
+     * branches apart, which ignores interrupts), so this waits it out and keeps the interrupt flag set.
+     */
     private static <T> T await(java.util.concurrent.Future<T> task) {
+        boolean interrupted = false;
         try {
-            return task.get();
+            while (true) {
+                try {
+                    return task.get();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
         } catch (java.util.concurrent.ExecutionException e) {
             if (e.getCause() instanceof RuntimeException re) {
                 throw re;
@@ -803,10 +842,10 @@ public final class FrameToPose implements AutoCloseable {
                 throw err;
             }
             throw new IllegalStateException(e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            task.cancel(false);
-            throw new IllegalStateException("interrupted while the point branch ran", e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

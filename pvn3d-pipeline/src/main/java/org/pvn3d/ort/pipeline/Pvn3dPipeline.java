@@ -287,7 +287,7 @@ public final class Pvn3dPipeline implements AutoCloseable {
      * timed runs) and copies every output of the last run to the host.
      */
     public Inference infer(Pvn3dSample sample) {
-        sample.checkCloud();
+        sample.checkInputs();
         return config.deviceResident() ? inferOnDevice(sample) : inferOnHost(sample);
     }
 

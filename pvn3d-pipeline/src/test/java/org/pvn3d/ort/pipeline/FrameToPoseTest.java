@@ -78,7 +78,8 @@ class FrameToPoseTest {
             // shifted cloud, so not exactly 5 cm; the translation follows within a centimetre)
             double dx = poses.get(1).pose().t(0) - poses.get(0).pose().t(0);
             assertTrue(Math.abs(dx - 0.05) < 0.01, "x moved by " + dx);
-            assertThrows(IllegalArgumentException.class, () -> batch.run(List.of(sample)), "a batch of 2 needs 2 frames");
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT,
+                    assertThrows(OrtException.class, () -> batch.run(List.of(sample)), "a batch of 2 needs 2 frames").getCode());
         }
     }
 
@@ -107,7 +108,7 @@ class FrameToPoseTest {
             long[] choose = sample.entry("choose").longs();
             choose[3] = -1;
             Pvn3dSample bad = sample.with("choose", OnnxTensorType.INT64, sample.entry("choose").shape(), choose);
-            assertThrows(IllegalArgumentException.class, () -> branched.run(List.of(bad, sample)));
+            assertThrows(OrtException.class, () -> branched.run(List.of(bad, sample)));
             assertEquals(one.inliers(), branched.run(List.of(sample, moved)).get(0).inliers(), "still usable");
         }
     }
@@ -116,13 +117,14 @@ class FrameToPoseTest {
     void badInputFailsCleanlyAndTheObjectStaysUsable() {
         Pvn3dSample nanKps = sample.with("model_kps", sample.entry("model_kps").type(), sample.entry("model_kps").shape(),
                 nanFirst(sample.modelKps()));
-        assertThrows(IllegalArgumentException.class, () -> cpu.run(nanKps));
+        assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, assertThrows(OrtException.class, () -> cpu.run(nanKps)).getCode());
         long[] shape = sample.entry("rgb").shape();
         for (long bad : new long[] {-1, shape[2] * shape[3]}) { // before the first pixel, past the last
             long[] choose = sample.entry("choose").longs();
             choose[5] = bad;
             Pvn3dSample badChoose = sample.with("choose", OnnxTensorType.INT64, sample.entry("choose").shape(), choose);
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> cpu.run(badChoose));
+            OrtException e = assertThrows(OrtException.class, () -> cpu.run(badChoose));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
             assertTrue(e.getMessage().contains("point 5 names pixel " + bad), e.getMessage());
         }
         // a NaN or infinity in the cloud: the PointNet++ operators would take it silently (spec audit F4)
@@ -136,6 +138,15 @@ class FrameToPoseTest {
             assertTrue(e.getMessage().contains("'cld_rgb_nrm' point 7 channel 2") && e.getMessage().contains("(" + v + ")"),
                     e.getMessage());
         }
+        // and in the image: the CNN would spread it over the map, and the pose would read "no object"
+        float[] rgb = sample.entry("rgb").floats();
+        long[] rgbShape = sample.entry("rgb").shape();
+        rgb[(int) (2 * rgbShape[2] * rgbShape[3] + 5 * rgbShape[3] + 9)] = Float.NaN; // channel 2, row 5, column 9
+        Pvn3dSample badImage = sample.with("rgb", OnnxTensorType.FLOAT, rgbShape, rgb);
+        OrtException image = assertThrows(OrtException.class, () -> cpu.run(badImage));
+        assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, image.getCode());
+        assertTrue(image.getMessage().endsWith("'rgb' holds a non-finite value (NaN) at batch 0 channel 2 row 5 column 9"),
+                image.getMessage());
         OrtException fp16 = assertThrows(OrtException.class, () -> new FrameToPose(Pvn3dPipeline.tinyModelBytes(),
                 FrameToPose.Config.cuda(0).withPrecision(FrameToPose.Precision.FP16), sample));
         assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, fp16.getCode());

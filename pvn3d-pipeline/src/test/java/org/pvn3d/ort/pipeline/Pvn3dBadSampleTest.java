@@ -73,4 +73,48 @@ class Pvn3dBadSampleTest {
         assertThrows(IllegalArgumentException.class, () -> new Pvn3dPipeline.Config(Pvn3dPipeline.Provider.CPU, 0, 0,
                 new JavaPoseSolver(), -1, 0, 1, true, null, IcpRefinement.DEFAULT));
     }
+
+    @Test
+    void aChooseOutsideTheImageOrOfAnotherLengthIsRefusedBeforeTheRun() {
+        long[] shape = sample.entry("choose").shape();
+        long pixels = sample.entry("rgb").shape()[2] * sample.entry("rgb").shape()[3];
+        for (long bad : new long[] {-1, pixels, Long.MIN_VALUE}) {
+            long[] choose = sample.entry("choose").longs();
+            choose[11] = bad;
+            Pvn3dSample s = sample.with("choose", OnnxTensorType.INT64, shape, choose);
+            OrtException e = assertThrows(OrtException.class, () -> pipeline.run(s));
+            assertEquals(OrtErrorCode.ORT_INVALID_ARGUMENT, e.getCode());
+            assertTrue(e.getMessage().contains("'choose' point 11 names pixel " + bad), e.getMessage());
+        }
+        Pvn3dSample shorter = sample.with("choose", OnnxTensorType.INT64, new long[] {1, 1, 1000},
+                java.util.Arrays.copyOf(sample.entry("choose").longs(), 1000));
+        OrtException e = assertThrows(OrtException.class, () -> pipeline.run(shorter));
+        assertTrue(e.getMessage().endsWith("'choose' picks 1000 pixels, but the cloud has " + sample.points() + " points (one pixel a point)"),
+                e.getMessage());
+    }
+
+    @Test
+    void theFiniteScanFindsTheFirstNaNOrInfinityAndNothingElse() {
+        float[] finite = {0f, -0f, Float.MAX_VALUE, -Float.MAX_VALUE, Float.MIN_VALUE, 1e-40f, 3.5f};
+        assertEquals(-1, Pvn3dSample.firstNonFinite(bytes(finite)));
+        for (float bad : new float[] {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.intBitsToFloat(0xffc00001)}) {
+            for (int at : new int[] {0, 3, finite.length - 1}) {
+                float[] v = finite.clone();
+                v[at] = bad;
+                if (at == 3) {
+                    v[5] = bad; // the first one is named
+                }
+                assertEquals(at, Pvn3dSample.firstNonFinite(bytes(v)), bad + " at " + at);
+            }
+        }
+        assertEquals(-1, Pvn3dSample.firstNonFinite(new byte[0]));
+    }
+
+    private static byte[] bytes(float[] v) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4 * v.length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (float x : v) {
+            b.putFloat(x);
+        }
+        return b.array();
+    }
 }

@@ -111,28 +111,39 @@ public final class PoseHeadGraph {
         return out.toByteArray();
     }
 
-    /** Whether {@code model}'s graph already has the pose head's outputs. */
+    /** Whether {@code model}'s graph already has the pose head's outputs (ORT_INVALID_ARGUMENT when it is not ONNX). */
     public static boolean hasPoseHead(byte[] model) {
-        for (byte[] graph : Protobuf.messages(model, 7)) {
-            for (byte[] output : Protobuf.messages(graph, 12)) {
-                if (R.equals(Protobuf.string(output, 1))) {
-                    return true;
+        try {
+            for (byte[] graph : Protobuf.messages(model, 7)) {
+                for (byte[] output : Protobuf.messages(graph, 12)) {
+                    if (R.equals(Protobuf.string(output, 1))) {
+                        return true;
+                    }
                 }
             }
+            return false;
+        } catch (IllegalArgumentException e) {
+            throw invalid("the model is not an ONNX file (" + e.getMessage() + ")");
         }
-        return false;
     }
 
-    /** Whether any initializer of the model's graph holds float16 (an fp16 model, e.g. from exporter/convert_fp16.py). */
+    /**
+     * Whether any initializer of the model's graph holds float16 (an fp16 model, e.g. from exporter/convert_fp16.py);
+     * ORT_INVALID_ARGUMENT when it is not ONNX.
+     */
     public static boolean holdsFloat16(byte[] model) {
-        for (byte[] graph : Protobuf.messages(model, 7)) {
-            for (byte[] init : Protobuf.messages(graph, 5)) { // GraphProto.initializer
-                if (Protobuf.varintField(init, 2, 0) == 10) { // TensorProto.data_type FLOAT16
-                    return true;
+        try {
+            for (byte[] graph : Protobuf.messages(model, 7)) {
+                for (byte[] init : Protobuf.messages(graph, 5)) { // GraphProto.initializer
+                    if (Protobuf.varintField(init, 2, 0) == 10) { // TensorProto.data_type FLOAT16
+                        return true;
+                    }
                 }
             }
+            return false;
+        } catch (IllegalArgumentException e) {
+            throw invalid("the model is not an ONNX file (" + e.getMessage() + ")");
         }
-        return false;
     }
 
     private static void checkNetwork(byte[] graph, int objectClass) {
