@@ -109,8 +109,12 @@ public final class BranchSplit {
             throw invalid("the model has no graph");
         }
         this.graph = g;
-        this.graphFields = Protobuf.fields(graph);
-        read();
+        try {
+            this.graphFields = Protobuf.fields(graph);
+            read();
+        } catch (IllegalArgumentException e) { // a malformed field of the graph or of a node in it
+            throw invalid("the model is not an ONNX file (" + e.getMessage() + ")");
+        }
         for (String name : firstInputs) {
             if (!graphInputs.containsKey(name)) {
                 throw invalid("the first branch's input " + name + " is not an input of the graph " + graphInputOrder);
@@ -134,21 +138,23 @@ public final class BranchSplit {
         this.first = branch(FIRST, joinReads);
         this.second = branch(SECOND, joinReads);
         Set<String> joinMakes = makes(parts.get(JOIN));
+        // the join gives every graph output no branch gives: what its nodes make, a graph input passed through
+        // (which it must then take as an input) and an initializer that is itself an output
+        this.joinOutputs = new ArrayList<>();
+        for (String name : graphOutputs) {
+            boolean fromBranch = first.outputs().contains(name) || second.outputs().contains(name);
+            if (joinMakes.contains(name) || (!fromBranch && (graphInputs.containsKey(name) || initializers.containsKey(name)))) {
+                joinOutputs.add(name);
+            }
+        }
         this.joinInputs = new ArrayList<>();
         for (String name : graphInputOrder) {
-            if (joinReads.contains(name)) {
+            if (joinReads.contains(name) || joinOutputs.contains(name)) {
                 joinInputs.add(name);
             }
         }
         joinInputs.addAll(first.cuts());
         joinInputs.addAll(second.cuts());
-        this.joinOutputs = new ArrayList<>();
-        for (String name : graphOutputs) {
-            if (joinMakes.contains(name) || (graphInputs.containsKey(name) && !first.outputs().contains(name)
-                    && !second.outputs().contains(name))) {
-                joinOutputs.add(name);
-            }
-        }
     }
 
     /**
@@ -277,8 +283,9 @@ public final class BranchSplit {
                 default -> JOIN;
             };
             for (String out : n.outputs()) {
-                if (!out.isEmpty()) {
-                    deps.put(out, d);
+                if (!out.isEmpty() && deps.put(out, d) != null) {
+                    // ORT refuses such a graph; the parts would each load, computing something else
+                    throw invalid("tensor " + out + " is made twice (again by node " + n.index() + "): not a valid graph");
                 }
             }
         }
@@ -356,6 +363,7 @@ public final class BranchSplit {
     private byte[] build(List<Node> own, byte[] inputs, List<String> outputs, Set<String> declaredInputs) {
         Set<String> tensors = new HashSet<>(reads(own));
         tensors.addAll(makes(own));
+        tensors.addAll(outputs); // an output that is an initializer is copied with the part
         Set<Integer> nodeIndices = new HashSet<>();
         own.forEach(n -> nodeIndices.add(n.index()));
         Map<String, Protobuf.Field> declaredOutputs = new HashMap<>();
