@@ -315,7 +315,6 @@ public final class Pvn3dPool implements AutoCloseable {
     private final int capacity;
     private volatile boolean closing;
     private final Object closeLock = new Object();
-    private boolean closed;
 
     private Pvn3dPool(Builder b) {
         Pvn3dPipeline.Provider provider = b.provider;
@@ -356,13 +355,25 @@ public final class Pvn3dPool implements AutoCloseable {
      * Queues a frame, waiting while the queue is full; the future completes with its pose or with a
      * {@link FrameFailedException}.
      *
-     * @throws RejectedExecutionException when the pool is closed or has no session left, or the caller is
-     *                                    interrupted while waiting for room (its interrupt flag is set again)
+     * @throws RejectedExecutionException when the pool is closed or has no session left, the caller is
+     *                                    interrupted while waiting for room (its interrupt flag is set again), or
+     *                                    the queue is full and the caller is one of the pool's own threads (a
+     *                                    frame's completion callback), which would wait for itself
      */
     public CompletableFuture<PoseResult> submit(Pvn3dSample sample) {
         Job job = admit(sample);
         try {
-            queue.put(job);
+            if (onWorker()) {
+                // a frame's callback (they run on the workers): waiting for room only this thread can make
+                // would stop the pool for good
+                if (!queue.offer(job)) {
+                    throw new RejectedExecutionException("the pool's queue is full and this is one of its own threads "
+                            + "(a frame's completion callback): waiting for room would stop the pool; use offer, "
+                            + "or a callback that runs elsewhere (thenComposeAsync)");
+                }
+            } else {
+                queue.put(job);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RejectedExecutionException("interrupted while waiting for room in the pool's queue", e);
@@ -455,40 +466,31 @@ public final class Pvn3dPool implements AutoCloseable {
     }
 
     /**
-     * Takes no new frames, waits for every queued and running frame, closes the sessions. A second call
-     * waits for the first to finish; closing twice does nothing. Called on one of the pool's own threads (a
-     * frame's completion callback runs there) it waits for the other workers only, and a second call there
-     * returns at once: that worker cannot wait for a close that waits for it.
+     * Takes no new frames, waits for every queued and running frame, closes the sessions (each worker closes
+     * its own as it ends). Every call from outside the pool waits for all of that, however often close was
+     * called before. Called on one of the pool's own threads (a frame's completion callback runs there) it
+     * waits for the other workers only, and a second call there returns at once: that worker cannot wait for a
+     * close that waits for it.
      */
+    private boolean onWorker() {
+        return workers.stream().anyMatch(w -> w.thread == Thread.currentThread());
+    }
+
     @Override
     public void close() {
-        boolean onWorker = workers.stream().anyMatch(w -> w.thread == Thread.currentThread());
+        boolean onWorker = onWorker();
         synchronized (closeLock) {
-            if (closing) {
-                boolean interrupted = false;
-                while (!closed && !onWorker) {
-                    try {
-                        closeLock.wait();
-                    } catch (InterruptedException e) {
-                        interrupted = true; // keep waiting, as the first close does; the interrupt is kept
-                    }
-                }
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
+            if (closing && onWorker) {
                 return;
             }
             closing = true;
         }
-        // the joins outside the lock: a worker's callback may call close() meanwhile
+        // every worker ends once the queue is empty: wait for each, outside the lock (a worker's callback may
+        // call close() meanwhile); a worker that closed the pool from a callback is waited for here too
         for (Worker w : workers) {
             if (w.thread != Thread.currentThread()) {
                 joinUninterruptibly(w.thread);
             }
-        }
-        synchronized (closeLock) {
-            closed = true;
-            closeLock.notifyAll();
         }
     }
 
@@ -590,7 +592,7 @@ public final class Pvn3dPool implements AutoCloseable {
         private boolean open() {
             while (true) {
                 try {
-                    session = factory.open(slot);
+                    session = Objects.requireNonNull(factory.open(slot), "the session factory returned no session for " + slot.name());
                     for (int i = 0; i < warmupRuns; i++) {
                         session.run(warmupSample);
                     }
