@@ -45,7 +45,7 @@ public record Pvn3dSparkOptions(String model, Ep ep, int device, int threads, St
         if (pose != null && !List.of("native", "cuda", "java").contains(pose)) {
             throw new IllegalArgumentException("pose: native, cuda or java, not " + pose);
         }
-        if (!List.of("icp", "none").contains(refine)) {
+        if (refine == null || !List.of("icp", "none").contains(refine)) {
             throw new IllegalArgumentException("refine: icp or none, not " + refine);
         }
     }

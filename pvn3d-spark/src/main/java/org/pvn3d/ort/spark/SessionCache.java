@@ -1,7 +1,9 @@
 package org.pvn3d.ort.spark;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Deque;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -88,6 +90,8 @@ public final class SessionCache {
     }
 
     private static final Map<Key, Deque<Pvn3dPipeline>> IDLE = new ConcurrentHashMap<>();
+    /** The model version (modelVersion) each open pipeline was made from. */
+    private static final Map<Pvn3dPipeline, String> VERSIONS = new ConcurrentHashMap<>();
     private static final AtomicInteger OPENED = new AtomicInteger();
     private static final AtomicInteger CLOSED = new AtomicInteger();
     private static final AtomicInteger GENERATION = new AtomicInteger();
@@ -115,23 +119,31 @@ public final class SessionCache {
             }
         }
         int threads = o.threads() > 0 ? o.threads() : task != null ? Math.max(1, task.cpus()) : 0;
-        String model = o.model() == null ? "classpath:" + Pvn3dPipeline.MODEL_RESOURCE : o.model();
+        String model = o.model() == null ? CLASSPATH + Pvn3dPipeline.MODEL_RESOURCE : o.model();
         String pose = o.pose() != null ? o.pose() : provider == Pvn3dPipeline.Provider.CUDA ? "cuda" : "native";
         return new Key(model, provider, device, threads, pose, o.objectClass(), o.refine());
     }
 
-    /** A cached pipeline for {@code key}, or a new one when all are borrowed. */
+    /**
+     * A cached pipeline for {@code key}, or a new one when all are borrowed. A model file that changed since a
+     * cached pipeline read it (another size, time or file: a retrained model written over the old one) is read
+     * again: the stale pipelines are closed as they come up.
+     */
     public static Lease borrow(Key key) {
         int generation = GENERATION.get();
+        String version = modelVersion(key.model());
         Deque<Pvn3dPipeline> idle = IDLE.get(key);
-        Pvn3dPipeline p = idle == null ? null : idle.poll();
+        Pvn3dPipeline p;
+        while ((p = idle == null ? null : idle.poll()) != null && !version.equals(VERSIONS.get(p))) {
+            closePipeline(p);
+        }
         if (p == null) {
-            p = open(key);
+            p = open(key, version);
         }
         return new Lease(key, p, generation);
     }
 
-    private static Pvn3dPipeline open(Key key) {
+    private static Pvn3dPipeline open(Key key, String version) {
         if (HOOK.compareAndSet(false, true)) {
             Runtime.getRuntime().addShutdownHook(new Thread(SessionCache::closeAll, "pvn3d-session-cache-shutdown"));
         }
@@ -139,19 +151,27 @@ public final class SessionCache {
         Pvn3dPipeline.Config config = new Pvn3dPipeline.Config(key.provider(), key.device(), key.threads(), solver, key.objectClass(), 0, 1,
                 true, null, key.refine().equals("icp") ? IcpRefinement.DEFAULT : null);
         Pvn3dPipeline p = new Pvn3dPipeline(modelBytes(key.model()), config);
+        VERSIONS.put(p, version);
         OPENED.incrementAndGet();
         return p;
     }
 
     /** The model's bytes on this executor: a class-path resource, a local file, or a file shipped with the job. */
     static byte[] modelBytes(String model) {
-        if (model.startsWith("classpath:")) {
-            String name = model.substring("classpath:".length());
+        if (model.startsWith(CLASSPATH)) {
+            String name = model.substring(CLASSPATH.length());
             if (Pvn3dPipeline.class.getResource(name) == null) {
                 throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "no class-path resource " + name + " on this executor");
             }
             return Pvn3dPipeline.resourceBytes(name);
         }
+        return OrtSession.readModel(modelFile(model));
+    }
+
+    private static final String CLASSPATH = "classpath:";
+
+    /** Where a model file is on this executor: the path itself, or the copy shipped with the job. */
+    private static Path modelFile(String model) {
         Path path = Path.of(model);
         if (!Files.isRegularFile(path)) {
             Path shipped = Path.of(SparkFiles.get(path.getFileName().toString()));
@@ -161,10 +181,25 @@ public final class SessionCache {
             }
             path = shipped;
         }
-        return OrtSession.readModel(path);
+        return path;
+    }
+
+    /** What identifies the model's content cheaply: a class-path resource never changes; a file by size, time and file key. */
+    private static String modelVersion(String model) {
+        if (model.startsWith(CLASSPATH)) {
+            return CLASSPATH;
+        }
+        Path path = modelFile(model);
+        try {
+            BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class);
+            return a.size() + "/" + a.lastModifiedTime().toInstant() + "/" + a.fileKey();
+        } catch (IOException e) {
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot read the model " + path + ": " + e.getMessage());
+        }
     }
 
     private static void closePipeline(Pvn3dPipeline p) {
+        VERSIONS.remove(p);
         try {
             p.close();
         } finally {
