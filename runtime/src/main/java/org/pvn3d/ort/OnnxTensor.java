@@ -151,6 +151,11 @@ public final class OnnxTensor extends OnnxTensorLike {
                         if (data[i] == null) {
                             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "string tensor element " + i + " is null");
                         }
+                        int nul = data[i].indexOf('\0');
+                        if (nul >= 0) { // ORT takes each element as a C string: it would end there, silently
+                            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "string tensor element " + i
+                                    + " holds a NUL character (at " + nul + "), where ORT's C strings end");
+                        }
                         strings.setAtIndex(ADDRESS, i, arena.allocateFrom(data[i], StandardCharsets.UTF_8));
                     }
                     Api.checkStatus(OrtApi.FillStringTensor.invoke(Api.Value.FillStringTensor, value, strings, count), "FillStringTensor");
@@ -190,6 +195,7 @@ public final class OnnxTensor extends OnnxTensorLike {
         }
         long count = checkShape(shape, -1, type);
         long bytes = count * type.byteSize();
+        requireAligned(data, type);
         if (data.byteSize() < bytes) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "segment of " + data.byteSize()
                     + " bytes is too small for a " + type + " tensor of shape " + Arrays.toString(shape)
@@ -211,9 +217,22 @@ public final class OnnxTensor extends OnnxTensorLike {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "host memory for a tensor must be a native segment");
         }
         long bytes = checkWrappable(type, shape, memory.byteSize());
+        requireAligned(memory, type);
         MemorySegment data = memory.asSlice(0, bytes);
         return new OnnxTensor(createOver(memoryInfo, data, bytes, type, shape), infoOf(type, shape), data, null, memory,
                 null);
+    }
+
+    /**
+     * Refuses memory not aligned to its element size: ORT's kernels read elements in place, and so do this
+     * class's getters (an unaligned float array threw IllegalArgumentException on the first read).
+     */
+    private static void requireAligned(MemorySegment memory, OnnxTensorType type) {
+        long size = type.byteSize();
+        if (size > 1 && memory.address() % size != 0) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "memory at 0x" + Long.toHexString(memory.address())
+                    + " is not aligned to the " + size + "-byte elements of a " + type + " tensor");
+        }
     }
 
     /**
@@ -388,7 +407,8 @@ public final class OnnxTensor extends OnnxTensorLike {
             if (info.getType() != OnnxTensorType.STRING) {
                 throw wrongType(OnnxTensorType.STRING);
             }
-            int count = Math.toIntExact(info.getElementCount());
+            requireArraySized();
+            int count = (int) info.getElementCount();
             String[] out = new String[count];
             if (count == 0) {
                 return out;
@@ -420,12 +440,25 @@ public final class OnnxTensor extends OnnxTensorLike {
             for (OnnxTensorType t : accepted) {
                 if (t == info.getType()) {
                     checkMemoryAlive();
+                    requireArraySized();
                     return copy.apply(data);
                 }
             }
             throw wrongType(accepted[0]);
         }
     }
+
+    /** The getters copy into one Java array: refuses a tensor with more elements than an array holds. */
+    private void requireArraySized() {
+        long n = info.getElementCount();
+        if (n > MAX_ARRAY) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "the tensor has " + n + " elements, more than a Java array"
+                    + " holds (" + MAX_ARRAY + "); read it through data()");
+        }
+    }
+
+    /** The most elements a Java array may have on common JVMs. */
+    private static final long MAX_ARRAY = Integer.MAX_VALUE - 8;
 
     private OrtException wrongType(OnnxTensorType wanted) {
         return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "tensor holds " + info.getType()

@@ -85,6 +85,11 @@ public final class KernelContext implements AutoCloseable {
      * kept from an earlier call may be the object another thread's call is using now, whose inputs it would
      * read and whose outputs it would allocate.
      */
+    /** Throws unless a compute call is running on this thread (a KernelTensor's data kept past its call). */
+    void requireLive() {
+        live();
+    }
+
     private long live() {
         long c = context;
         if (c == 0 || thread != Thread.currentThread()) {
@@ -395,7 +400,7 @@ public final class KernelContext implements AutoCloseable {
         KernelTensor t = inputs[index];
         if (t == null) {
             Port p = port(op.inputs(), index);
-            t = new KernelTensor(portName(op.inputs(), index, "input"), inputOnHost(p),
+            t = new KernelTensor(this, portName(op.inputs(), index, "input"), inputOnHost(p),
                     p == null ? OnnxTensorType.UNDEFINED : p.type());
             inputs[index] = t;
         }
@@ -411,7 +416,7 @@ public final class KernelContext implements AutoCloseable {
             Port p = port(op.outputs(), index);
             // a declared type holds for a plain port, and for every value of a homogeneous variadic one
             boolean typed = p != null && (p.kind() != Port.Kind.VARIADIC || p.homogeneous());
-            t = new KernelTensor(portName(op.outputs(), index, "output"), op.runsOnCpu(),
+            t = new KernelTensor(this, portName(op.outputs(), index, "output"), op.runsOnCpu(),
                     typed ? p.type() : OnnxTensorType.UNDEFINED);
             outputs[index] = t;
         }

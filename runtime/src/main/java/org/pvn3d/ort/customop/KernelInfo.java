@@ -107,7 +107,7 @@ public final class KernelInfo {
             MemorySegment buf = arena.allocate(JAVA_LONG, Math.max(1, n));
             attributeCheck(OrtApi.KernelInfoGetAttributeArray_int64.invoke(Api.Kernel.KernelInfoGetAttributeArray_int64,
                     info, cname, buf, size), name, "ints");
-            if (n == 0 && arrayLength(name, false) > 0) {
+            if (n == 0 && arrayLength(name, true) > 0) { // no ints: read as floats, it has some
                 throw invalidAttribute(name, "is floats, not ints");
             }
             return buf.asSlice(0, n * 8).toArray(JAVA_LONG);
@@ -126,7 +126,7 @@ public final class KernelInfo {
             MemorySegment buf = arena.allocate(JAVA_FLOAT, Math.max(1, n));
             attributeCheck(OrtApi.KernelInfoGetAttributeArray_float.invoke(Api.Kernel.KernelInfoGetAttributeArray_float,
                     info, cname, buf, size), name, "floats");
-            if (n == 0 && arrayLength(name, true) > 0) {
+            if (n == 0 && arrayLength(name, false) > 0) { // no floats: read as ints, it has some
                 throw invalidAttribute(name, "is ints, not floats");
             }
             return buf.asSlice(0, n * 4).toArray(JAVA_FLOAT);

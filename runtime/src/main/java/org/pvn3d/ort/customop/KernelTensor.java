@@ -16,10 +16,15 @@ import org.pvn3d.ort.OnnxTensorType;
  * allocates nothing: the shape array is reused while the rank stays, and the data segment while the
  * address and size stay (ORT's memory planner hands a node the same buffers run after run). Read
  * dimensions with {@link #dim} and {@link #rank}; {@link #shape()} makes a copy.
+ *
+ * <p>{@link #data()} refuses once its compute call has returned, or on another thread, as the {@link
+ * KernelContext} does: the memory is then ORT's again (an output is the caller's result). A segment taken
+ * from it during the call must not be kept either.
  */
 public final class KernelTensor {
     private static final long[] SCALAR = new long[0];
 
+    private final KernelContext owner;
     private final String name;
     private final boolean onHost;
     private final OnnxTensorType declared;
@@ -30,8 +35,9 @@ public final class KernelTensor {
     private long dataAddress;
     private long dataBytes = -1;
 
-    /** A view for the port {@code name}, whose data is host memory when {@code onHost}. */
-    KernelTensor(String name, boolean onHost, OnnxTensorType declared) {
+    /** A view for {@code owner}'s port {@code name}, whose data is host memory when {@code onHost}. */
+    KernelTensor(KernelContext owner, String name, boolean onHost, OnnxTensorType declared) {
+        this.owner = owner;
         this.name = name;
         this.onHost = onHost;
         this.declared = declared;
@@ -98,13 +104,18 @@ public final class KernelTensor {
         return onHost;
     }
 
-    /** The data: sized host memory, or (device memory) an address-only segment. */
+    /**
+     * The data: sized host memory, or (device memory) an address-only segment. Only while the compute call
+     * that gave this view runs, on its thread ({@code ORT_INVALID_ARGUMENT} otherwise).
+     */
     public MemorySegment data() {
+        owner.requireLive();
         return data;
     }
 
     /** The {@code OrtValue*}, for the context's own ORT calls (an allocator for this tensor's memory). */
     long ortValue() {
+        owner.requireLive();
         return value;
     }
 

@@ -1,5 +1,7 @@
 package org.pvn3d.ort.profile;
 
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -298,7 +300,11 @@ final class JsonText {
         } else if (d == Math.rint(d) && Math.abs(d) < 1e15) {
             sb.append((long) d);
         } else {
-            sb.append(String.format(Locale.ROOT, "%.6g", d).replaceFirst("\\.?0+(e|$)", "$1"));
+            // six significant digits, trailing zeros of the fraction dropped (never the integer digits or the exponent's);
+            // plain notation unless that would be long
+            BigDecimal r = new BigDecimal(d).round(new MathContext(6)).stripTrailingZeros();
+            int exponent = r.precision() - r.scale() - 1;
+            sb.append(Math.abs(exponent) < 16 ? r.toPlainString() : r.toString());
         }
     }
 

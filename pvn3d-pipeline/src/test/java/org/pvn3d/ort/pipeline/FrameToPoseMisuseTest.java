@@ -24,7 +24,7 @@ import org.pvn3d.ort.OrtException;
  * not ONNX, a close() racing a run, bad frames. Every failure is an OrtException with ORT's code, nothing leaks,
  * and the object stays usable.
  */
-class FrameToPoseHostileTest {
+class FrameToPoseMisuseTest {
     static final Pvn3dSample SAMPLE = Pvn3dSample.resource(Pvn3dSample.RESOURCE);
 
     /** An interrupted caller with the branches apart leaves no OrtValue open (the point branch's results). */

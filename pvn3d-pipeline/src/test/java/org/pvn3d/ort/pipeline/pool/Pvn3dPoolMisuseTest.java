@@ -25,7 +25,7 @@ import org.pvn3d.ort.pipeline.Pvn3dSample;
 
 /** The pool under misuse: bad frames, callbacks that close or submit, a factory that returns nothing, many submitters racing close. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class Pvn3dPoolHostileTest {
+class Pvn3dPoolMisuseTest {
     static byte[] model;
     static Pvn3dSample shipped;
     static Pvn3dPipeline.Result cached;

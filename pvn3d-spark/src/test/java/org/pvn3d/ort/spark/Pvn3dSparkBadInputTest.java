@@ -27,12 +27,12 @@ import org.pvn3d.ort.pipeline.Pvn3dSample;
 
 /** The Spark job and the executor's session cache under bad rows, a replaced model file and bad options. */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class Pvn3dSparkHostileTest {
+class Pvn3dSparkBadInputTest {
     static SparkSession spark;
 
     @BeforeAll
     static void start(@TempDir Path dir) {
-        spark = SparkSession.builder().master("local[2]").appName("Pvn3dSparkHostileTest").config("spark.ui.enabled", "false")
+        spark = SparkSession.builder().master("local[2]").appName("Pvn3dSparkBadInputTest").config("spark.ui.enabled", "false")
                 .config("spark.sql.warehouse.dir", dir.resolve("warehouse").toString()).getOrCreate();
     }
 

@@ -23,7 +23,7 @@ import org.pvn3d.ort.SessionOptions;
  * twice, bytes that are not protobuf. Each part must load in ORT and the parts together must give every output
  * of the graph, or the split is refused with ORT_INVALID_ARGUMENT.
  */
-class BranchSplitHostileTest {
+class BranchSplitEdgeGraphsTest {
     private static byte[] model(java.util.function.Consumer<Protobuf.Writer> graph) {
         return new Protobuf.Writer().varint(1, 8).message(8, o -> o.string(1, "").varint(2, 13))
                 .message(7, g -> {
