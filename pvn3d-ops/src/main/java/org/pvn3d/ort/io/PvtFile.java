@@ -45,8 +45,7 @@ public final class PvtFile {
             }
             long count;
             try {
-                count = Arrays.stream(shape).reduce(1, Math::multiplyExact);
-                count = Math.multiplyExact(count, type.byteSize());
+                count = Math.multiplyExact(product(shape), type.byteSize());
             } catch (ArithmeticException e) {
                 count = -1;
             }
@@ -58,6 +57,16 @@ public final class PvtFile {
         }
 
         public long elementCount() {
+            return product(shape);
+        }
+
+        /** The product of the dimensions: 0 when one is 0, whatever the others (ArithmeticException past 2^63). */
+        private static long product(long[] shape) {
+            for (long d : shape) {
+                if (d == 0) {
+                    return 0;
+                }
+            }
             return Arrays.stream(shape).reduce(1, Math::multiplyExact);
         }
 
@@ -121,6 +130,11 @@ public final class PvtFile {
         try {
             if (Files.isDirectory(path)) {
                 throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, path + ": a folder, not a PVT1 file");
+            }
+            if (Files.exists(path) && !Files.isRegularFile(path)) {
+                // a device or a pipe: Files.size says 0, and /dev/zero would be read until the heap ran out
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, path + ": not a regular file (a device or a pipe);"
+                        + " read a stream with read(InputStream, String)");
             }
             long size = Files.size(path);
             if (size > MAX_BYTES) {
@@ -206,13 +220,17 @@ public final class PvtFile {
                             + buf.remaining() + " are left");
                 }
                 long[] shape = new long[rank];
-                long bytes = type.byteSize();
+                boolean empty = false;
                 for (int d = 0; d < rank; d++) {
                     shape[d] = buf.getLong();
                     if (shape[d] < 0) {
                         throw fail("dimension " + d + " is negative (" + shape[d] + ")");
                     }
-                    if (shape[d] > 0 && bytes > MAX_BYTES / shape[d]) {
+                    empty |= shape[d] == 0;
+                }
+                long bytes = empty ? 0 : type.byteSize(); // an empty tensor holds no bytes, whatever its other dimensions
+                for (int d = 0; d < rank && !empty; d++) {
+                    if (bytes > MAX_BYTES / shape[d]) {
                         throw fail("shape " + Arrays.toString(Arrays.copyOf(shape, d + 1)) + (d + 1 < rank ? "..." : "")
                                 + " of " + type + " is larger than a PVT1 file can hold");
                     }

@@ -40,6 +40,8 @@ public final class IcpRefiner {
         INVALID_POSE(false, "not run: the voting pose is not finite"),
         /** Not run: the sample has no model points for the object. */
         NO_MODEL_POINTS(false, "not run: no model points for the object"),
+        /** Not run: the model points lie on one line (or are one point), so no rotation about it can be fitted. */
+        DEGENERATE_MODEL(false, "not run: the model points lie on one line"),
         /** Not run: refinement is off. */
         DISABLED(false, "not run: off");
 
@@ -129,8 +131,28 @@ public final class IcpRefiner {
             return Result.notRun(initial, Status.NO_MODEL_POINTS);
         }
         float[] model = sample.modelPoints();
-        double diameter = sample.has("model_diameter") ? sample.diameter() : diameter(model);
-        return refine(initial, maskedPoints(sample.cloud(), sample.cloudChannels(), mask), model, diameter);
+        float[] observed = maskedPoints(sample.cloud(), sample.cloudChannels(), mask);
+        if (sample.has("model_diameter")) {
+            return refine(initial, observed, model, sample.diameter());
+        }
+        // the exact diameter is O(V^2) in the model's points: computed only when the refinement gets past the
+        // checks that need none (100k points took 7 s, for a sample whose mask kept nothing)
+        Result early = earlyExit(initial, observed, Double.NaN);
+        return early != null ? early : refine(initial, observed, model, diameter(model));
+    }
+
+    /** Not run for too few observed points or a non-finite initial pose; null when the refinement can go on. */
+    private Result earlyExit(Pose initial, float[] observed, double trim) {
+        Objects.requireNonNull(initial, "initial pose");
+        checkPoints("observed points", observed, 0);
+        int k = observed.length / 3;
+        if (k < settings.minCorrespondences()) {
+            return new Result(initial, Status.TOO_FEW_POINTS, 0, k, k, trim, Double.NaN);
+        }
+        if (!initial.isFinite()) {
+            return new Result(initial, Status.INVALID_POSE, 0, 0, k, trim, Double.NaN);
+        }
+        return null;
     }
 
     /**
@@ -144,19 +166,21 @@ public final class IcpRefiner {
      */
     public Result refine(Pose initial, float[] observed, float[] modelPoints, double diameter) {
         Objects.requireNonNull(initial, "initial pose");
-        checkPoints("observed points", observed, 0);
         checkPoints("model points", modelPoints, 3);
         if (!(diameter > 0) || !Double.isFinite(diameter)) {
             throw new IllegalArgumentException("ICP: the object's diameter must be finite and positive, not " + diameter);
         }
-        int k = observed.length / 3;
         double trim = settings.trimFraction() * diameter;
-        int min = settings.minCorrespondences();
-        if (k < min) {
-            return new Result(initial, Status.TOO_FEW_POINTS, 0, k, k, trim, Double.NaN);
+        Result early = earlyExit(initial, observed, trim);
+        if (early != null) {
+            return early;
         }
-        if (!initial.isFinite()) {
-            return new Result(initial, Status.INVALID_POSE, 0, 0, k, trim, Double.NaN);
+        int k = observed.length / 3;
+        int min = settings.minCorrespondences();
+        if (collinear(modelPoints, diameter)) {
+            // every correspondence set would be on that line too: Kabsch's rotation about it is arbitrary (it
+            // reported CONVERGED, the exact start pose turned by 17 degrees)
+            return new Result(initial, Status.DEGENERATE_MODEL, 0, 0, k, trim, Double.NaN);
         }
         ModelGrid grid = new ModelGrid(modelPoints, trim);
         float trim2 = (float) (trim * trim);
@@ -266,6 +290,50 @@ public final class IcpRefiner {
             }
         }
         return out;
+    }
+
+    /**
+     * Whether the points {@code [n,3]} lie on one line (or at one point), within a millionth of {@code scale}:
+     * the largest distance of any point from the line through their centroid and the point farthest from it.
+     */
+    static boolean collinear(float[] points, double scale) {
+        int n = points.length / 3;
+        double cx = 0, cy = 0, cz = 0;
+        for (int i = 0; i < n; i++) {
+            cx += points[3 * i];
+            cy += points[3 * i + 1];
+            cz += points[3 * i + 2];
+        }
+        cx /= n;
+        cy /= n;
+        cz /= n;
+        double ux = 0, uy = 0, uz = 0, far = 0;
+        for (int i = 0; i < n; i++) {
+            double dx = points[3 * i] - cx, dy = points[3 * i + 1] - cy, dz = points[3 * i + 2] - cz;
+            double d = dx * dx + dy * dy + dz * dz;
+            if (d > far) {
+                far = d;
+                ux = dx;
+                uy = dy;
+                uz = dz;
+            }
+        }
+        double tolerance = 1e-6 * scale;
+        if (Math.sqrt(far) <= tolerance) {
+            return true; // one point
+        }
+        double len = Math.sqrt(far);
+        ux /= len;
+        uy /= len;
+        uz /= len;
+        for (int i = 0; i < n; i++) {
+            double dx = points[3 * i] - cx, dy = points[3 * i + 1] - cy, dz = points[3 * i + 2] - cz;
+            double ox = dy * uz - dz * uy, oy = dz * ux - dx * uz, oz = dx * uy - dy * ux; // |d x u|: distance from the line
+            if (ox * ox + oy * oy + oz * oz > tolerance * tolerance) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The largest distance between two of the points {@code [n,3]} (exact, O(n^2)); 0 for fewer than two. */

@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.zip.CRC32;
 import java.util.zip.Deflater;
+import org.pvn3d.ort.OrtErrorCode;
+import org.pvn3d.ort.OrtException;
 
 /**
  * The sample's image, upscaled, with the predicted keypoints and pose axes drawn on it (projected with
@@ -34,6 +36,9 @@ public final class PoseOverlay {
         this.k = k;
     }
 
+    /** The most pixels a picture may have (1 GB of raster). */
+    static final long MAX_PIXELS = 1L << 28;
+
     /**
      * Renders the overlay for a sample with {@code image [H,W,3]} (floats in [0,1]) and {@code cam_K}.
      *
@@ -43,10 +48,22 @@ public final class PoseOverlay {
      */
     public static byte[] render(Pvn3dSample sample, float[] kps, Pose pose, int scale) {
         long[] shape = sample.entry("image").shape();
+        if (shape.length != 3 || shape[2] != 3 || shape[0] < 1 || shape[1] < 1) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, sample.source() + ": the picture needs an 'image' [H,W,3]"
+                    + " with H, W >= 1, not " + java.util.Arrays.toString(shape));
+        }
+        if (scale < 1 || shape[0] * shape[1] * scale * scale > MAX_PIXELS) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "a picture of " + shape[1] + "x" + shape[0] + " pixels at scale "
+                    + scale + " would hold more than " + MAX_PIXELS + " pixels: use a smaller scale");
+        }
         int h = (int) shape[0];
         int w = (int) shape[1];
         float[] img = sample.entry("image").floats();
         float[] kf = sample.entry("cam_K").floats();
+        if (kf.length != 9) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, sample.source() + ": 'cam_K' must hold the 9 floats of a 3x3"
+                    + " matrix, not " + kf.length);
+        }
         double[] kk = new double[9];
         for (int i = 0; i < 9; i++) {
             kk[i] = kf[i];
@@ -108,14 +125,22 @@ public final class PoseOverlay {
         }
     }
 
-    /** Pixel coordinates in the upscaled image of a camera-frame point; null behind the camera. */
+    /**
+     * Pixel coordinates in the upscaled image of a camera-frame point; null behind the camera, or farther
+     * outside the picture than its own size (nothing of it would show, and a pixel index past 2^31 would wrap
+     * into the picture).
+     */
     double[] project(double x, double y, double z) {
         if (!(z > 1e-6) || !Double.isFinite(x) || !Double.isFinite(y)) {
             return null;
         }
-        double u = k[0] * x / z + k[1] * y / z + k[2];
-        double v = k[4] * y / z + k[5];
-        return new double[] {(u + 0.5) * scale - 0.5, (v + 0.5) * scale - 0.5};
+        double u = (k[0] * x / z + k[1] * y / z + k[2] + 0.5) * scale - 0.5;
+        double v = (k[4] * y / z + k[5] + 0.5) * scale - 0.5;
+        double margin = Math.max(width, height);
+        if (!(u >= -margin && u <= width + margin && v >= -margin && v <= height + margin)) { // NaN too
+            return null;
+        }
+        return new double[] {u, v};
     }
 
     private void line(double x0, double y0, double x1, double y1, int thickness, int colour) {

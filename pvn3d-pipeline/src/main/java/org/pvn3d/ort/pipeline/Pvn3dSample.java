@@ -70,12 +70,12 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
             return entries;
         }
         long[] s = image.shape();
-        if (s.length != 3 || s[2] != 3) {
-            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": a uint8 'image' must be [H,W,3], not "
-                    + java.util.Arrays.toString(s));
+        if (s.length != 3 || s[2] != 3 || s[0] < 1 || s[1] < 1 || s[0] * s[1] > Integer.MAX_VALUE / 3) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": a uint8 'image' must be [H,W,3] with H, W >= 1"
+                    + " and H*W*3 < 2^31, not " + java.util.Arrays.toString(s));
         }
-        int h = Math.toIntExact(s[0]);
-        int w = Math.toIntExact(s[1]);
+        int h = (int) s[0];
+        int w = (int) s[1];
         byte[] px = image.data();
         float[] unit = new float[px.length];
         float[] rgb = new float[px.length];
@@ -290,17 +290,28 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
     private static final ValueLayout.OfInt FLOAT_BITS = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     public int cloudChannels() {
-        long[] s = entry("cld_rgb_nrm").shape();
+        long[] s = cloudShape();
         return (int) s[s.length - 1];
     }
 
     public int points() {
-        long[] s = entry("cld_rgb_nrm").shape();
+        long[] s = cloudShape();
         return (int) s[s.length - 2];
     }
 
+    /** The cloud's shape, [...,N,C] (a scalar or a single row has no points to name). */
+    private long[] cloudShape() {
+        long[] s = entry("cld_rgb_nrm").shape();
+        if (s.length < 2) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": 'cld_rgb_nrm' must be [B,N,C], not "
+                    + java.util.Arrays.toString(s));
+        }
+        return s;
+    }
+
+    /** The object's keypoints in its own frame, [K,3] with K >= 3 (what the pose fit needs), all finite. */
     public float[] modelKps() {
-        return entry("model_kps").floats();
+        return rows("model_kps", 3);
     }
 
     public boolean hasGroundTruth() {
@@ -311,12 +322,34 @@ public record Pvn3dSample(String source, Map<String, PvtFile.Entry> entries) {
         return Pose.of(floats("gt_R", 9, true), floats("gt_t", 3, true));
     }
 
+    /** The object's model points in its own frame, [V,3] with V >= 3, all finite. */
     public float[] modelPoints() {
-        return entry("model_points").floats();
+        return rows("model_points", 3);
     }
 
+    /** The object's diameter, finite and positive (the 10% accuracy threshold and ICP's trim distance are fractions of it). */
     public double diameter() {
-        return floats("model_diameter", 1, true)[0];
+        double d = floats("model_diameter", 1, true)[0];
+        if (!(d > 0)) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": 'model_diameter' must be positive, not " + d);
+        }
+        return d;
+    }
+
+    /** Entry {@code name}'s floats as rows of x, y, z: at least {@code least} rows, every value finite. */
+    private float[] rows(String name, int least) {
+        float[] v = entry(name).floats();
+        if (v.length % 3 != 0 || v.length < 3 * least) {
+            throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": '" + name + "' must hold rows of x, y, z, at least "
+                    + least + "; it holds " + v.length + " floats");
+        }
+        for (int i = 0; i < v.length; i++) {
+            if (!Float.isFinite(v[i])) {
+                throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, source + ": '" + name + "' holds a non-finite value ("
+                        + v[i] + ") at row " + i / 3 + ", column " + i % 3);
+            }
+        }
+        return v;
     }
 
     public boolean hasImage() {
