@@ -97,7 +97,8 @@ PVN3D_KABSCH_HD inline void solve(const float* a, const float* b, int64_t K, flo
         gamma = gamma + A[r][p] * A[r][q];
       }
       // Skip pairs already orthogonal to working precision (also when gamma is 0 or NaN).
-      if (!(k_abs(gamma) > 1e-15 * k_sqrt(alpha * beta))) continue;
+      // (sqrt of each: alpha * beta overflows for keypoints near 1e38, and every pair was skipped)
+      if (!(k_abs(gamma) > 1e-15 * (k_sqrt(alpha) * k_sqrt(beta)))) continue;
       const double zeta = (beta - alpha) / (2.0 * gamma);
       double tt;
       if (k_abs(zeta) > 1e150) {

@@ -200,6 +200,25 @@ TEST(kabsch_solver_degenerate) {
   bool ident = st == PVN3D_OK;
   for (int i = 0; i < 9; ++i) ident = ident && R[i] == ((i % 4 == 0) ? 1.0f : 0.0f);
   CHECK(ident, "kabsch coincident model: R must be I");
+  // Finite keypoints near the float32 limit: H's entries (about 1e77) made alpha * beta overflow to inf, every
+  // Jacobi pair was skipped and R came out with det 0.31 under PVN3D_OK.
+  for (float scale : {1e38f, 3e38f}) {
+    const float m4[12] = {1, 0, 0, 0, 1, 0, 0, 0, 1, -1, -1, -1};
+    float big_model[12], big_pred[12];
+    for (int i = 0; i < 4; ++i) {  // a quarter turn about z
+      big_model[i * 3] = scale * m4[i * 3];
+      big_model[i * 3 + 1] = scale * m4[i * 3 + 1];
+      big_model[i * 3 + 2] = scale * m4[i * 3 + 2];
+      big_pred[i * 3] = -big_model[i * 3 + 1];
+      big_pred[i * 3 + 1] = big_model[i * 3];
+      big_pred[i * 3 + 2] = big_model[i * 3 + 2];
+    }
+    st = pvn3d_kabsch_solver_cpu(big_model, 0, 4, big_pred, 1, 4, R, t);
+    CHECK(st == PVN3D_OK && std::fabs(det3(R) - 1.0) < 1e-6 && orth_err(R) < 1e-6, "kabsch at %g: det %g orth %g", (double)scale,
+          det3(R), orth_err(R));
+    CHECK(std::fabs(R[1] + 1.0f) < 1e-5 && std::fabs(R[3] - 1.0f) < 1e-5, "kabsch at %g: R = [%g %g; %g %g]", (double)scale,
+          R[0], R[1], R[3], R[4]);
+  }
 }
 
 TEST(kabsch_solver_errors) {

@@ -26,7 +26,8 @@ pvn3d_status check_args(const char* op, const float* votes, const void* mask, in
   PVN3D_TRY(checked_numel(op, "votes", {B, K, N, 3}, &numel));
   if (!(std::isfinite(bandwidth) && bandwidth > 0.0f))
     return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: bandwidth must be finite and > 0, got %g", op, (double)bandwidth);
-  if (!(bandwidth * bandwidth > 0.0f) || !std::isfinite(bandwidth * bandwidth))
+  if (!(bandwidth * bandwidth > 0.0f) || !std::isfinite(bandwidth * bandwidth) ||
+      !std::isfinite(make_consts(bandwidth).neg_half_inv))  // a subnormal square: -0.5/bw^2 is -inf, a vote's own weight NaN
     return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: bandwidth %g squared leaves the float32 range", op, (double)bandwidth);
   PVN3D_TRY(check_at_least(op, "max_iter", max_iter, 0));
   if (center_filter != 0 && center_filter != 1)
@@ -45,9 +46,11 @@ namespace {
 
 // exp(x) for x in [kMinExponent, 0], branch-free (vectorisable): Cody-Waite reduction to
 // r in [-ln2/2, ln2/2] and a degree-7 Taylor polynomial (relative error ~1e-7). Below
-// kMinExponent the weight is 0 by definition.
+// kMinExponent the weight is 0 by definition; NaN stays NaN (as expf's), computed on a clamped
+// value so that the conversion to int below never sees it (undefined behaviour, UBSan: a NaN
+// vote distance next to an overflowing one).
 inline float weight_exp(float x) {
-  const float xc = x < kMinExponent ? kMinExponent : x;
+  const float xc = !(x >= kMinExponent) ? kMinExponent : x;
   const float t = xc * 1.44269504088896341f + 12582912.0f;  // round-to-nearest via the 1.5*2^23 trick
   const float nf = t - 12582912.0f;
   const float r = (xc - nf * 0.693145751953125f) - nf * 1.428606765330187e-06f;
@@ -64,7 +67,7 @@ inline float weight_exp(float x) {
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   const float e = p * scale;
-  return (x < kMinExponent || e < std::numeric_limits<float>::min()) ? 0.0f : e;
+  return x != x ? x : (x < kMinExponent || e < std::numeric_limits<float>::min()) ? 0.0f : e;
 }
 
 inline float d2_exact(float ax, float ay, float az, float bx, float by, float bz) {
