@@ -60,7 +60,11 @@ public final class JavaAllocator implements AutoCloseable {
      * failure is an exception (the upcall turns it into a null pointer for ORT).
      */
     public interface Backing {
-        /** A new block of {@code bytes} (at least 1); returns its address (0 or an exception when there is none). */
+        /**
+         * A new block of {@code bytes} (at least 1), aligned to 64 bytes (ORT's CPU kernels store to it with
+         * instructions that need that); returns its address (0 or an exception when there is none). A block
+         * that is not aligned is given back through {@link #free} and counted as failed.
+         */
         long allocate(long bytes);
 
         /** Frees a block {@link #allocate} returned. */
@@ -223,12 +227,18 @@ public final class JavaAllocator implements AutoCloseable {
         }
     }
 
-    /** A block from the backing, or 0 (counted as failed) when it returns none or throws. */
+    /**
+     * A block from the backing, or 0 (counted as failed) when it returns none, throws, or returns a block not
+     * aligned to 64 bytes (given back: ORT's kernels would fault on it, ending the JVM).
+     */
     private long fromBacking(long bytes) {
         try {
             long address = backing.allocate(bytes);
-            if (address != 0) {
+            if (address != 0 && address % ALIGNMENT == 0) {
                 return address;
+            }
+            if (address != 0) {
+                backing.free(address);
             }
         } catch (Throwable t) {
             // counted below; nothing can be reported from an upcall

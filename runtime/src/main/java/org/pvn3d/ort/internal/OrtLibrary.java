@@ -194,8 +194,7 @@ public final class OrtLibrary {
         Arena arena = Arena.global();
         SymbolLookup lookup;
         try {
-            // System.load as well, so the generated bindings' loader lookup sees the same library.
-            System.load(library.toAbsolutePath().toString());
+            loadForGeneratedBindings(library);
             lookup = SymbolLookup.libraryLookup(library, arena);
         } catch (UnsatisfiedLinkError | IllegalArgumentException e) {
             throw new OrtException(OrtErrorCode.ORT_FAIL, "cannot load ONNX Runtime from " + library + ": "
@@ -361,6 +360,22 @@ public final class OrtLibrary {
             String file = s.substring(0, bang);
             file = file.substring(file.lastIndexOf('/') + 1);
             return file.endsWith(".jar") ? file.substring(0, file.length() - 4) : file;
+        }
+    }
+
+    /**
+     * System.load as well, so that the generated bindings' loader lookup (OrtCApi's free functions) sees the
+     * same library. The JDK lets one class loader of a process do that per library; the runtime itself reads
+     * ORT through the lookup above alone, so in a second class loader (two web applications, a redeploy, a
+     * plugin host) the library is not loaded again that way, instead of refusing ORT there.
+     */
+    private static void loadForGeneratedBindings(Path library) {
+        try {
+            System.load(library.toAbsolutePath().toString());
+        } catch (UnsatisfiedLinkError e) {
+            if (!String.valueOf(e.getMessage()).contains("already loaded in another classloader")) {
+                throw e;
+            }
         }
     }
 }

@@ -168,7 +168,11 @@ class KernelMisuseTest {
                 try (Result r = s.run(Map.of("x", x))) {
                     assertArrayEquals(new float[] {1, 2}, r.tensor("y").getFloatArray(), "the kernel goes on after the refusals");
                 }
-                assertEquals(List.of("ok null", "ok null", "OrtException", "OrtException", "OrtException"), seen);
+                // an input index out of range is absent (null) on ORT 1.16, refused by ORT itself on 1.24 (input -1)
+                for (String v : seen.subList(0, 2)) {
+                    assertTrue(v.equals("ok null") || v.equals("OrtException"), seen.toString());
+                }
+                assertEquals(List.of("OrtException", "OrtException", "OrtException"), seen.subList(2, 5), seen.toString());
             }
         }
     }
