@@ -135,7 +135,9 @@ public final class SessionOptions extends NativeObject {
         try {
             Files.createDirectories(folder);
         } catch (java.io.IOException e) {
-            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot make the profile folder " + folder + ": " + e, e);
+            throw new OrtException(OrtErrorCode.ORT_NO_SUCHFILE, "cannot make the profile folder " + folder + ": "
+                    + (e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason()
+                            : e instanceof java.nio.file.FileAlreadyExistsException ? "a file is in the way" : String.valueOf(e.getMessage())), e);
         }
         return enableProfiling(folder.resolve(name).toString());
     }

@@ -18,7 +18,9 @@ final class Errors {
             return cuda != null ? cuda : m;
         }
         if (t instanceof UncheckedIOException e) {
-            return describe(e.getCause());
+            // the context the code gave ("cannot write the JFR recording ..."), unless it is the cause's own text
+            String own = e.getMessage();
+            return own == null || own.equals(String.valueOf(e.getCause())) ? describe(e.getCause()) : own + ": " + describe(e.getCause());
         }
         if (t instanceof ExceptionInInitializerError e && e.getCause() != null) {
             return describe(e.getCause());
@@ -28,6 +30,12 @@ final class Errors {
         }
         if (t instanceof AccessDeniedException e) {
             return "permission denied: " + e.getFile();
+        }
+        if (t instanceof java.nio.file.FileAlreadyExistsException e) {
+            return "a file is in the way: " + e.getFile(); // e.g. a folder asked for where a file is
+        }
+        if (t instanceof java.nio.file.FileSystemException e && e.getReason() != null) {
+            return e.getFile() + ": " + e.getReason();
         }
         if (t instanceof IOException e && e.getMessage() != null) {
             return e.getMessage();

@@ -69,13 +69,18 @@ final class EvalCommand implements Callable<Integer>, Profiled {
     }
 
     @Override
-    public Integer call() {
+    public void checkOptions() {
         common.check(spec);
         pipeline.check(spec);
         CommonOptions.existing(spec, "model file", model);
         if (!Files.isDirectory(folder)) {
             throw CommonOptions.usage(spec, Files.exists(folder) ? folder + " is a file, not a folder of samples" : "no folder " + folder);
         }
+    }
+
+    @Override
+    public Integer call() {
+        checkOptions();
         List<Path> files = FolderEvaluation.samples(folder);
         if (files.isEmpty()) {
             io.err().println("pvn3d-ort: no *.bin samples in " + folder);
@@ -110,7 +115,8 @@ final class EvalCommand implements Callable<Integer>, Profiled {
                 io.writeJson(json, summary.toJson(common.cuda() ? "cuda" : "cpu",
                         model == null ? Pvn3dPipeline.MODEL_RESOURCE : model.getFileName().toString(), folder.toString()), out, "report");
             } catch (java.io.IOException e) {
-                throw new org.pvn3d.ort.OrtException(org.pvn3d.ort.OrtErrorCode.ORT_NO_SUCHFILE, "cannot write " + json + ": " + e);
+                throw new org.pvn3d.ort.OrtException(org.pvn3d.ort.OrtErrorCode.ORT_NO_SUCHFILE, "cannot write " + json + ": "
+                        + Errors.describe(e), e);
             }
         }
         return summary.failures() == 0 ? Main.OK : Main.FAILED;

@@ -228,15 +228,23 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
         if (eval != null && !Files.isDirectory(eval)) {
             throw CommonOptions.usage(spec, "--eval takes a folder of samples, not " + eval);
         }
+        if (eval == null && (evalJson != null || spec.commandLine().getParseResult().hasMatchedOption("--refine"))) {
+            throw CommonOptions.usage(spec, (evalJson != null ? "--eval-json" : "--refine") + " goes with --eval");
+        }
         if (!refine.equals("icp") && !refine.equals("none")) {
             throw CommonOptions.usage(spec, "--refine takes icp or none, not " + refine);
         }
     }
 
     @Override
-    public Integer call() throws IOException {
+    public void checkOptions() {
         check();
         common.requireCuda();
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        checkOptions();
         PrintStream out = profilingIo(io).out(); // with a JSON to standard output, the table goes to standard error
         List<Pvn3dSample> samples = samples();
         byte[] fp32 = model == null ? Pvn3dPipeline.tinyModelBytes() : OrtSession.readModel(model);
@@ -267,8 +275,8 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
         if (json != null) {
             io.writeJson(json, Json.write(all.stream().map(Measurement::json).toList()), out, "json");
         }
-        if (eval != null) {
-            evaluate(fp32, fp16, out);
+        if (eval != null && !evaluate(fp32, fp16, out)) {
+            return Main.FAILED; // as eval: a sample that failed is a row with its error, and the exit code 1
         }
         return Main.OK;
     }
@@ -400,8 +408,12 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
         return out;
     }
 
-    /** Every precision on the --eval folder, batch 1, the voting pose and (with --refine icp) the refined one. */
-    private void evaluate(byte[] fp32, byte[] fp16, PrintStream out) throws IOException {
+    /**
+     * Every precision on the --eval folder, batch 1, the voting pose and (with --refine icp) the refined one;
+     * false when a sample failed in some precision.
+     */
+    private boolean evaluate(byte[] fp32, byte[] fp16, PrintStream out) throws IOException {
+        boolean allRan = true;
         List<Path> files = FolderEvaluation.samples(eval);
         if (files.isEmpty()) {
             throw new OrtException("no *.bin samples in " + eval);
@@ -423,6 +435,7 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
             }
             out.printf(Locale.ROOT, "%n== %s (%s), %d samples of %s%n", p.label(), p.description(), files.size(), eval);
             out.print(summary.table());
+            allRan &= summary.failures() == 0;
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("description", p.description());
             m.put("samples", files.size());
@@ -443,6 +456,7 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
         if (evalJson != null) {
             io.writeJson(evalJson, Json.write(doc), out, "eval json");
         }
+        return allRan;
     }
 
     private static FolderEvaluation.Row row(FrameToPose runner, Path file, IcpRefiner icp) {
@@ -468,7 +482,7 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
                     s.occlusion(), v.add(), v.adds(), refined.status());
         } catch (RuntimeException e) {
             return new FolderEvaluation.Row(name, 0, 0, 0, Double.NaN, Double.NaN, Double.NaN, (System.nanoTime() - t0) / 1e6,
-                    String.valueOf(e.getMessage()), Double.NaN);
+                    FolderEvaluation.message(e), Double.NaN);
         }
     }
 }

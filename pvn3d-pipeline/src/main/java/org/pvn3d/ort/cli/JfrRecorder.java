@@ -51,7 +51,7 @@ final class JfrRecorder implements AutoCloseable {
             }
             Io.writeAtomically(file, recording::dump); // a dump that fails halfway leaves no half a recording
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write the JFR recording " + file + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot write the JFR recording " + file, e); // Errors.describe adds why
         }
     }
 }

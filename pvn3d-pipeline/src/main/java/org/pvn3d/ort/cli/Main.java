@@ -5,6 +5,8 @@ import java.io.PrintWriter;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.pvn3d.ort.OrtEnvironment;
+import org.pvn3d.ort.OrtLoggingLevel;
 import picocli.CommandLine;
 import picocli.CommandLine.Help;
 import picocli.CommandLine.Model.OptionSpec;
@@ -79,6 +81,8 @@ public final class Main {
             if (command instanceof Profiled p) {
                 // checked before anything starts (a usage error, exit code 2)
                 p.checkProfiling(leaf.getCommandSpec());
+                p.checkOptions(); // a refused command must not start (and write) a recording
+                quietOrtLog(debug);
                 // the JFR recording, NVTX and the device timing last as long as the command
                 try (AutoCloseable profiling = p.profiling().start(p.profilingIo(io))) {
                     return command.call();
@@ -99,6 +103,21 @@ public final class Main {
                 io.err().println("pvn3d-ort: this looks like a bug; " + GlobalOptions.DEBUG + " prints the Java stack trace");
             }
             return FAILED;
+        }
+    }
+
+    /**
+     * ORT's own log at FATAL unless --debug (then WARNING): a failed node is logged by ORT as an error (a
+     * timestamp line and a SEVERE line) and then comes back as the run's status, which the command line prints
+     * as its one line. The first environment of the process keeps its level, so this runs before any command
+     * makes one; a runtime that does not load is left to the command to report.
+     */
+    private static void quietOrtLog(boolean debug) {
+        try {
+            OrtEnvironment.getEnvironment(debug ? OrtLoggingLevel.ORT_LOGGING_LEVEL_WARNING : OrtLoggingLevel.ORT_LOGGING_LEVEL_FATAL,
+                    OrtEnvironment.DEFAULT_LOG_ID);
+        } catch (RuntimeException e) {
+            // the command meets the same failure where it can say more
         }
     }
 

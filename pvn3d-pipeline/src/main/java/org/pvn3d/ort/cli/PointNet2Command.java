@@ -77,7 +77,7 @@ final class PointNet2Command implements Callable<Integer>, Profiled {
     }
 
     @Override
-    public Integer call() {
+    public void checkOptions() {
         common.check(spec);
         CommonOptions.within(spec, "--warmup", warmup, 0, CommonOptions.MAX_RUNS);
         CommonOptions.within(spec, "--runs", runs, 1, CommonOptions.MAX_RUNS);
@@ -87,6 +87,11 @@ final class PointNet2Command implements Callable<Integer>, Profiled {
         CommonOptions.existing(spec, "model file", model);
         CommonOptions.existing(spec, "input file", input);
         common.requireCuda();
+    }
+
+    @Override
+    public Integer call() {
+        checkOptions();
         PrintStream out = io.out();
         byte[] bytes = model == null ? Pvn3dPipeline.resourceBytes(MODEL_RESOURCE) : OrtSession.readModel(model);
         Map<String, PvtFile.Entry> inputs = input == null ? readPvt(Pvn3dPipeline.resourceBytes(INPUT_RESOURCE), INPUT_RESOURCE)

@@ -147,6 +147,9 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         }
     }
 
+    /** The first failed frame's error, said once at the end (the table only counts them). */
+    private final java.util.concurrent.atomic.AtomicReference<String> firstFailure = new java.util.concurrent.atomic.AtomicReference<>();
+
     /** The checks picocli cannot make; usage errors (exit code 2). */
     private void check() {
         // pool-bench's --threads is the threads per session: 0 is not a count (leave it out for the default)
@@ -157,6 +160,9 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         pipeline.check(spec);
         if (devices != null && spec.commandLine().getParseResult().hasMatchedOption("--device")) {
             throw CommonOptions.usage(spec, "--device and --devices: give one (--devices takes a list)");
+        }
+        if (devices != null && !common.cuda()) {
+            throw CommonOptions.usage(spec, "--devices needs --ep cuda (the CPU provider is one device)");
         }
         for (int d : devices()) {
             CommonOptions.atLeast(spec, "--devices", d, 0);
@@ -213,13 +219,18 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
     }
 
     @Override
-    public Integer call() throws IOException {
+    public void checkOptions() {
         check();
         if (common.cuda()) {
             for (int d : devices()) { // before the table starts: no device, no provider or one that does not load
                 CudaCheck.require(d);
             }
         }
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        checkOptions();
         long started = System.currentTimeMillis();
         PrintStream human = profilingIo(io).out(); // with --json -, standard output is the JSON alone
         int code = measureAll(human);
@@ -290,7 +301,12 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
             doc.put("runs", runs.stream().map(Run::json).toList());
             io.writeJson(Path.of(json), Json.write(doc), out, "json");
         }
-        return runs.stream().anyMatch(r -> r.failed() > 0) ? Main.FAILED : Main.OK;
+        if (runs.stream().anyMatch(r -> r.failed() > 0)) {
+            io.err().println("pvn3d-ort: " + runs.stream().mapToInt(Run::failed).sum() + " frame(s) failed; the first: "
+                    + firstFailure.get());
+            return Main.FAILED;
+        }
+        return Main.OK;
     }
 
     private List<Pvn3dSample> samples() {
@@ -350,6 +366,7 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
                         latency[frame] = Double.NaN;
                         service[frame] = Double.NaN;
                         failed.incrementAndGet();
+                        firstFailure.compareAndSet(null, Errors.describe(e));
                     }
                     slots.release();
                     done.countDown();

@@ -11,6 +11,12 @@ interface Profiled {
         profiling().check(spec);
     }
 
+    /**
+     * The command's own checks (usage errors, a CUDA device that is needed), run before profiling starts, so that
+     * a refused command writes no recording and prints no profiling line; {@code call()} may run them again.
+     */
+    default void checkOptions() {}
+
     /** Where the profiling lines go (the "jfr:" line, the device-timing table): {@code io}, unless the command says. */
     default Io profilingIo(Io io) {
         return io;

@@ -346,7 +346,8 @@ public final class FolderEvaluation {
     }
 
     /** An error for the table: an OrtException's message without its "[ORT_...] " code prefix. */
-    private static String message(RuntimeException e) {
+    /** A failed sample's error for its row: an OrtException's message without its [code] prefix, else the exception. */
+    public static String message(RuntimeException e) {
         String m = String.valueOf(e.getMessage());
         if (e instanceof OrtException o && m.startsWith("[" + o.getCode() + "] ")) {
             return m.substring(o.getCode().toString().length() + 3);

@@ -51,7 +51,7 @@ class OptionLimitsTest {
     void sessionsTimesThreadsIsBoundedToo() {
         for (String[] args : new String[][] {{"frame-to-pose", "--inflight", "4096", "--threads", "1024"},
                 {"frame-to-pose", "--inflight", "1,17", "--threads", "1024"}, {"pool-bench", "--sessions", "4096", "--threads", "1024"},
-                {"pool-bench", "--sessions", "2", "--devices", "0,1,2,3,4,5,6,7,8", "--threads", "1024"}}) {
+                {"pool-bench", "--ep", "cuda", "--sessions", "2", "--devices", "0,1,2,3,4,5,6,7,8", "--threads", "1024"}}) {
             MainTest.Output o = MainTest.run(args);
             String what = String.join(" ", args);
             assertEquals(2, o.code(), what + ": " + o.out() + o.err());

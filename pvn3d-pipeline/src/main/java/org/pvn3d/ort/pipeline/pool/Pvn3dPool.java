@@ -525,8 +525,13 @@ public final class Pvn3dPool implements AutoCloseable {
         }
     }
 
+    /** A failure in words: an OrtException's message without its [code] prefix; any other exception with its class. */
     private static String describe(Throwable t) {
         String m = t.getMessage();
+        if (t instanceof OrtException o && m != null) {
+            String prefix = "[" + o.getCode() + "] ";
+            return m.startsWith(prefix) ? m.substring(prefix.length()) : m;
+        }
         return t.getClass().getSimpleName() + (m == null ? "" : ": " + m);
     }
 
