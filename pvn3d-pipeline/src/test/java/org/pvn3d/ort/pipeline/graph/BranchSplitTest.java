@@ -142,7 +142,8 @@ class BranchSplitTest {
         }
     }
 
-    private static byte[] model(java.util.function.Consumer<Protobuf.Writer> graph) {
+    /** A model of opset 13 whose graph {@code graph} writes (graph name "small"). */
+    static byte[] model(java.util.function.Consumer<Protobuf.Writer> graph) {
         return new Protobuf.Writer().varint(1, 8).message(8, o -> o.string(1, "").varint(2, 13))
                 .message(7, g -> {
                     graph.accept(g);
@@ -150,7 +151,8 @@ class BranchSplitTest {
                 }).toByteArray();
     }
 
-    private static void floatInput(Protobuf.Writer g, int field, String name) {
+    /** A float [2] value info {@code name} in GraphProto field {@code field} (11 input, 12 output). */
+    static void floatInput(Protobuf.Writer g, int field, String name) {
         g.message(field, vi -> vi.string(1, name).message(2, t -> t.message(1, tt -> tt.varint(1, 1)
                 .message(2, sh -> sh.message(1, d -> d.varint(1, 2))))));
     }
