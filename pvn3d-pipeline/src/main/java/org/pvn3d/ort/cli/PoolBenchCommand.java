@@ -150,6 +150,36 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
     /** The first failed frame's error, said once at the end (the table only counts them). */
     private final java.util.concurrent.atomic.AtomicReference<String> firstFailure = new java.util.concurrent.atomic.AtomicReference<>();
 
+    /**
+     * Refuses, before any is opened, more CPU sessions than the host's available memory holds: each keeps its
+     * model's weights (prepacked by ORT: about twice the file) and ORT's arenas and plans, a few MB more (the tiny
+     * model's sessions measured 5-6 MB each). 4096 of them (the bound on --sessions) ran a 23 GB machine into
+     * the OOM killer. Nothing is checked where /proc/meminfo cannot be read.
+     */
+    private static void requireHostMemoryFor(int sessions, long modelBytes) {
+        long available = availableHostBytes();
+        long each = 2 * modelBytes + (8L << 20);
+        if (available > 0 && sessions * each > available) {
+            throw new OrtException(org.pvn3d.ort.OrtErrorCode.ORT_FAIL, String.format(Locale.ROOT, "%d CPU sessions of this model need"
+                    + " about %.1f GB of host memory (%.0f MB each), more than the %.1f GB available: fewer --sessions", sessions,
+                    sessions * each / 1e9, each / 1e6, available / 1e9));
+        }
+    }
+
+    /** MemAvailable from /proc/meminfo in bytes, or -1. */
+    private static long availableHostBytes() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemAvailable:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux, or no such line: no check
+        }
+        return -1;
+    }
+
     /** The checks picocli cannot make; usage errors (exit code 2). */
     private void check() {
         // pool-bench's --threads is the threads per session: 0 is not a count (leave it out for the default)
@@ -260,6 +290,9 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
         byte[] bytes = model == null ? Pvn3dPipeline.tinyModelBytes() : OrtSession.readModel(model);
         List<Pvn3dSample> samples = samples();
         boolean cuda = common.cuda();
+        if (!cuda) {
+            requireHostMemoryFor(Arrays.stream(sessions).max().orElse(1), bytes.length);
+        }
         int[] devices = devices();
         int cores = Runtime.getRuntime().availableProcessors();
         out.printf(Locale.ROOT, "pvn3d-ort pool-bench: %s, %d sample(s) from %s, %s provider%s, ONNX Runtime %s, %d cores%n",

@@ -81,4 +81,17 @@ class CliMisuseTest {
         assertEquals(Main.USAGE, o.code(), o.err());
         assertTrue(o.err().contains("--devices needs --ep cuda"), o.err());
     }
+
+    /** 4096 CPU sessions (the bound on --sessions) are refused before one opens when the host cannot hold them. */
+    @Test
+    void poolBenchRefusesMoreCpuSessionsThanTheHostHolds() throws Exception {
+        long available = Files.readAllLines(Path.of("/proc/meminfo")).stream().filter(l -> l.startsWith("MemAvailable:"))
+                .mapToLong(l -> Long.parseLong(l.replaceAll("[^0-9]", "")) * 1024).findFirst().orElse(Long.MAX_VALUE);
+        // the tiny model's 4096 sessions are estimated at about 52 GB: on a host with more, they would open
+        org.junit.jupiter.api.Assumptions.assumeTrue(available < 40e9, "a host with " + available / 1e9 + " GB available");
+        MainTest.Output o = MainTest.run("pool-bench", "--sessions", "4096", "--threads", "1");
+        assertEquals(Main.FAILED, o.code(), o.out() + o.err());
+        assertTrue(o.err().contains("4096 CPU sessions of this model need about") && o.err().contains("fewer --sessions"), o.err());
+        assertEquals("", o.out());
+    }
 }
