@@ -256,8 +256,11 @@ TEST(vote_aggregate_errors) {
   CHECK(st(-1.0f, 300, 1, 0, 9) == PVN3D_ERR_INVALID_ARGUMENT, "bandwidth < 0");
   CHECK(st(NAN, 300, 1, 0, 9) == PVN3D_ERR_INVALID_ARGUMENT && has("bandwidth"), "bandwidth NaN");
   // its square is a subnormal float above 0, but -0.5/bw^2 is -inf: a vote's weight of itself was 0 * -inf = NaN
-  CHECK(st(3e-22f, 300, 1, 0, 9) == PVN3D_ERR_INVALID_ARGUMENT && has("squared leaves the float32 range"), "bandwidth 3e-22: '%s'",
-        pvn3d_last_error());
+  for (float tiny : {3e-22f, 4.5e-20f, 6e-20f, 1.08e-19f}) {  // the CUDA kernel's constants overflowed up to ~6.5e-20
+    CHECK(st(tiny, 300, 1, 0, 9) == PVN3D_ERR_INVALID_ARGUMENT && has("squared leaves the float32 range"), "bandwidth %g: '%s'",
+          (double)tiny, pvn3d_last_error());
+  }
+  CHECK(st(1.1e-19f, 300, 1, 0, 9) == PVN3D_OK, "bandwidth 1.1e-19 (its square is a normal float): '%s'", pvn3d_last_error());
   CHECK(st(0.08f, -1, 1, 0, 9) == PVN3D_ERR_INVALID_ARGUMENT && has("max_iter"), "max_iter -1: '%s'", pvn3d_last_error());
   CHECK(st(0.08f, 300, 2, 0, 9) == PVN3D_ERR_INVALID_ARGUMENT && has("center_filter"), "center_filter 2");
   CHECK(st(0.08f, 300, 1, 5, 9) == PVN3D_ERR_INVALID_ARGUMENT && has("mask_dtype"), "mask_dtype 5");

@@ -26,8 +26,9 @@ pvn3d_status check_args(const char* op, const float* votes, const void* mask, in
   PVN3D_TRY(checked_numel(op, "votes", {B, K, N, 3}, &numel));
   if (!(std::isfinite(bandwidth) && bandwidth > 0.0f))
     return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: bandwidth must be finite and > 0, got %g", op, (double)bandwidth);
-  if (!(bandwidth * bandwidth > 0.0f) || !std::isfinite(bandwidth * bandwidth) ||
-      !std::isfinite(make_consts(bandwidth).neg_half_inv))  // a subnormal square: -0.5/bw^2 is -inf, a vote's own weight NaN
+  // a subnormal square (bandwidth below about 1.1e-19): -0.5/bw^2, or the CUDA kernel's constants derived from it,
+  // overflow, and a vote's weight of itself is 0 * inf = NaN
+  if (!(bandwidth * bandwidth >= std::numeric_limits<float>::min()) || !std::isfinite(bandwidth * bandwidth))
     return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: bandwidth %g squared leaves the float32 range", op, (double)bandwidth);
   PVN3D_TRY(check_at_least(op, "max_iter", max_iter, 0));
   if (center_filter != 0 && center_filter != 1)

@@ -345,8 +345,7 @@ public final class FolderEvaluation {
         return new Summary(rows, pipeline.config().refinementName());
     }
 
-    /** An error for the table: an OrtException's message without its "[ORT_...] " code prefix. */
-    /** A failed sample's error for its row: an OrtException's message without its [code] prefix, else the exception. */
+    /** A failed sample's error for its row: an OrtException's message without its "[ORT_...] " prefix, else the exception. */
     public static String message(RuntimeException e) {
         String m = String.valueOf(e.getMessage());
         if (e instanceof OrtException o && m.startsWith("[" + o.getCode() + "] ")) {

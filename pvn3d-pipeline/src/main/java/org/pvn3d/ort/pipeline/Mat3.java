@@ -79,12 +79,15 @@ public final class Mat3 {
                         beta += wq * wq;
                         gamma += wp * wq;
                     }
-                    if (gamma == 0 || Math.abs(gamma) <= 1e-15 * Math.sqrt(alpha * beta)) {
+                    // sqrt of each, as the native kernels: alpha * beta overflows for points near 1e38, and every
+                    // pair was skipped (R came out as no rotation)
+                    if (gamma == 0 || Math.abs(gamma) <= 1e-15 * (Math.sqrt(alpha) * Math.sqrt(beta))) {
                         continue;
                     }
                     rotated = true;
                     double zeta = (beta - alpha) / (2 * gamma);
-                    double tan = Math.signum(zeta) / (Math.abs(zeta) + Math.sqrt(1 + zeta * zeta));
+                    double tan = Math.abs(zeta) > 1e150 ? 0.5 / zeta // sqrt(1 + zeta^2) would overflow; t ~ 1/(2 zeta)
+                            : Math.signum(zeta) / (Math.abs(zeta) + Math.sqrt(1 + zeta * zeta));
                     if (zeta == 0) {
                         tan = 1;
                     }

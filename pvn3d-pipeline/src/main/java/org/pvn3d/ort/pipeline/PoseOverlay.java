@@ -52,7 +52,8 @@ public final class PoseOverlay {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, sample.source() + ": the picture needs an 'image' [H,W,3]"
                     + " with H, W >= 1, not " + java.util.Arrays.toString(shape));
         }
-        if (scale < 1 || shape[0] * shape[1] * scale * scale > MAX_PIXELS) {
+        long pixels = shape[0] * shape[1]; // at most a PVT1 entry's size: no overflow
+        if (scale < 1 || pixels > MAX_PIXELS || (long) scale * scale > MAX_PIXELS / pixels) {
             throw new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, "a picture of " + shape[1] + "x" + shape[0] + " pixels at scale "
                     + scale + " would hold more than " + MAX_PIXELS + " pixels: use a smaller scale");
         }

@@ -24,6 +24,27 @@ class KabschTest {
         assertEquals(1.0, p.determinant(), 1e-12);
     }
 
+    /** Points near the float limit: alpha * beta overflowed in the SVD and every Jacobi pair was skipped (as in the native kernel). */
+    @Test
+    void recoversAQuarterTurnNearTheFloatLimit() {
+        for (double scale : new double[] {1e38, 3e38}) {
+            double[] a = {1, 0, 0, 0, 1, 0, 0, 0, 1, -1, -1, -1};
+            double[] b = new double[a.length];
+            for (int i = 0; i < 4; i++) { // a quarter turn about z
+                b[3 * i] = -a[3 * i + 1];
+                b[3 * i + 1] = a[3 * i];
+                b[3 * i + 2] = a[3 * i + 2];
+            }
+            for (int i = 0; i < a.length; i++) {
+                a[i] *= scale;
+                b[i] *= scale;
+            }
+            Pose p = Kabsch.fit(a, b);
+            assertArrayEquals(RZ90, p.r(), 1e-9, "at " + scale);
+            assertEquals(1.0, p.determinant(), 1e-9);
+        }
+    }
+
     @Test
     void theFirstKRowsOfLongerArrays() {
         double[] a = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 7, 7, 7};

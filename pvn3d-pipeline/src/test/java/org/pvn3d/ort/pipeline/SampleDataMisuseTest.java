@@ -224,6 +224,14 @@ class SampleDataMisuseTest {
         }
     }
 
+    /** A scale whose square overflows a long's product with the image size is refused too (it rendered a 68-byte PNG). */
+    @Test
+    void aHugeScaleIsAClearOrtException() {
+        for (int scale : new int[] {Integer.MAX_VALUE, 1 << 20}) {
+            assertInvalidArgument(() -> PoseOverlay.render(shipped, null, null, scale));
+        }
+    }
+
     @Test
     void aOneChannelImageIsAClearOrtException() {
         Pvn3dSample s = shipped.with("image", OnnxTensorType.FLOAT, new long[] {64, 64, 1}, new float[64 * 64]);

@@ -80,16 +80,16 @@ public final class KernelContext implements AutoCloseable {
         thread = null;
     }
 
-    /**
-     * ORT's context of the call in progress, for the thread running it only: contexts are pooled, so one
-     * kept from an earlier call may be the object another thread's call is using now, whose inputs it would
-     * read and whose outputs it would allocate.
-     */
     /** Throws unless a compute call is running on this thread (a KernelTensor's data kept past its call). */
     void requireLive() {
         live();
     }
 
+    /**
+     * ORT's context of the call in progress, for the thread running it only: contexts are pooled, so one
+     * kept from an earlier call may be the object another thread's call is using now, whose inputs it would
+     * read and whose outputs it would allocate.
+     */
     private long live() {
         long c = context;
         if (c == 0 || thread != Thread.currentThread()) {

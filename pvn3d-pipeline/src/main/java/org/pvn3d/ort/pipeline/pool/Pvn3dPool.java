@@ -465,6 +465,11 @@ public final class Pvn3dPool implements AutoCloseable {
         return e.isEmpty() ? "no error recorded" : String.join("; ", e);
     }
 
+    /** Whether the calling thread is one of the pool's workers (a frame's completion callback runs there). */
+    private boolean onWorker() {
+        return workers.stream().anyMatch(w -> w.thread == Thread.currentThread());
+    }
+
     /**
      * Takes no new frames, waits for every queued and running frame, closes the sessions (each worker closes
      * its own as it ends). Every call from outside the pool waits for all of that, however often close was
@@ -472,10 +477,6 @@ public final class Pvn3dPool implements AutoCloseable {
      * waits for the other workers only, and a second call there returns at once: that worker cannot wait for a
      * close that waits for it.
      */
-    private boolean onWorker() {
-        return workers.stream().anyMatch(w -> w.thread == Thread.currentThread());
-    }
-
     @Override
     public void close() {
         boolean onWorker = onWorker();
