@@ -80,7 +80,6 @@ final class EvalCommand implements Callable<Integer>, Profiled {
 
     @Override
     public Integer call() {
-        checkOptions();
         List<Path> files = FolderEvaluation.samples(folder);
         if (files.isEmpty()) {
             io.err().println("pvn3d-ort: no *.bin samples in " + folder);

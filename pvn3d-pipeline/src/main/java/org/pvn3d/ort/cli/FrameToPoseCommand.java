@@ -244,7 +244,6 @@ final class FrameToPoseCommand implements Callable<Integer>, Profiled {
 
     @Override
     public Integer call() throws IOException {
-        checkOptions();
         PrintStream out = profilingIo(io).out(); // with a JSON to standard output, the table goes to standard error
         List<Pvn3dSample> samples = samples();
         byte[] fp32 = model == null ? Pvn3dPipeline.tinyModelBytes() : OrtSession.readModel(model);

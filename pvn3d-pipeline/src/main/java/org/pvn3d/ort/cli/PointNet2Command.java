@@ -91,7 +91,6 @@ final class PointNet2Command implements Callable<Integer>, Profiled {
 
     @Override
     public Integer call() {
-        checkOptions();
         PrintStream out = io.out();
         byte[] bytes = model == null ? Pvn3dPipeline.resourceBytes(MODEL_RESOURCE) : OrtSession.readModel(model);
         Map<String, PvtFile.Entry> inputs = input == null ? readPvt(Pvn3dPipeline.resourceBytes(INPUT_RESOURCE), INPUT_RESOURCE)

@@ -260,7 +260,6 @@ final class PoolBenchCommand implements Callable<Integer>, Profiled {
 
     @Override
     public Integer call() throws IOException {
-        checkOptions();
         long started = System.currentTimeMillis();
         PrintStream human = profilingIo(io).out(); // with --json -, standard output is the JSON alone
         int code = measureAll(human);

@@ -150,7 +150,6 @@ final class PoseCommand implements Callable<Integer>, Profiled {
 
     @Override
     public Integer call() {
-        checkOptions();
         PrintStream o = io.out();
         Pvn3dSample s = sample == null ? Pvn3dSample.resource(Pvn3dSample.RESOURCE) : Pvn3dSample.read(sample);
         Map<String, PvtFile.Entry> reference = expected != null ? PvtFile.read(expected)

@@ -12,8 +12,9 @@ interface Profiled {
     }
 
     /**
-     * The command's own checks (usage errors, a CUDA device that is needed), run before profiling starts, so that
-     * a refused command writes no recording and prints no profiling line; {@code call()} may run them again.
+     * The command's own checks (usage errors, a CUDA device that is needed). {@link Main} runs them once, before
+     * profiling starts and before {@code call()}, so that a refused command writes no recording and prints no
+     * profiling line.
      */
     default void checkOptions() {}
 
