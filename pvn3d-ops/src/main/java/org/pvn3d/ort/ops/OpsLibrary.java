@@ -158,7 +158,14 @@ public final class OpsLibrary {
                     + "loaders, so the bindings cannot see the library this class loads: put both jars in one");
         }
         try {
-            System.load(path.toAbsolutePath().toString());
+            try {
+                System.load(path.toAbsolutePath().toString());
+            } catch (UnsatisfiedLinkError e) {
+                if (!String.valueOf(e.getMessage()).contains("already loaded in another classloader")) {
+                    throw e;
+                }
+                loadOwnCopy(path); // a second class loader (a web application, a redeploy, a plugin)
+            }
         } catch (UnsatisfiedLinkError | IllegalArgumentException e) {
             throw new OrtException(OrtErrorCode.ORT_FAIL, "cannot load " + path + ": " + e.getMessage()
                     + " (a CUDA build needs the CUDA runtime libraries on the library path)", e);
@@ -173,6 +180,32 @@ public final class OpsLibrary {
         if (!missing.isEmpty()) {
             throw new OrtException(OrtErrorCode.ORT_FAIL, path + " does not export " + String.join(", ", missing)
                     + ": it is not a matching build of libpvn3d_ops");
+        }
+    }
+
+    /**
+     * Loads a copy of the library for this class loader. The JDK lets one class loader load a given file, and
+     * the bindings find their functions through their own loader's libraries, so a second loader gets a file of
+     * its own: a copy beside the original (its $ORIGIN, for the libraries it needs beside it), deleted once
+     * loaded (the mapping stays). Each loader's copy keeps its own state (threads, timings), as its classes do.
+     */
+    private static void loadOwnCopy(Path path) {
+        Path copy = null;
+        try {
+            copy = Files.createTempFile(path.toAbsolutePath().getParent(), "libpvn3d_ops-loader-", ".so");
+            Files.copy(path, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            System.load(copy.toString());
+        } catch (java.io.IOException e) {
+            throw new OrtException(OrtErrorCode.ORT_FAIL, "cannot load " + path + " in a second class loader: its copy"
+                    + " beside it cannot be written (" + e.getMessage() + "); give each loader its own " + PATH_PROPERTY, e);
+        } finally {
+            if (copy != null) {
+                try {
+                    Files.deleteIfExists(copy);
+                } catch (java.io.IOException e) {
+                    // left in the cache folder; harmless
+                }
+            }
         }
     }
 
