@@ -35,7 +35,7 @@ class SecondClassLoaderTest {
         }
         URL ort = ClassLoader.getSystemResource("ai/onnxruntime/native/linux-x64/libonnxruntime.so");
         String s = ort.toString();
-        URL ortJar = new URL(s.substring("jar:".length(), s.indexOf("!/")));
+        URL ortJar = java.net.URI.create(s.substring("jar:".length(), s.indexOf("!/"))).toURL();
         URL[] urls = {codeSource(Pvn3dOps.class), codeSource(OrtRuntime.class), codeSource(Pvn3dOpsCApi.class), ortJar};
         try (URLClassLoader isolated = new URLClassLoader("isolated", urls, ClassLoader.getPlatformClassLoader())) {
             Class<?> ops = isolated.loadClass(Pvn3dOps.class.getName());
