@@ -827,7 +827,19 @@ def main(argv=None):
 
     out = args.out or os.path.splitext(args.model)[0] + "_fp16.onnx"
     keep = [s.strip() for s in args.keep_fp32.split(",") if s.strip()]
-    model = onnx.load(args.model)
+    unknown = [k for k in keep if not onnx.defs.has(k)]
+    if unknown:  # a misspelt op type kept nothing, silently
+        ap.error("--keep-fp32: not ONNX operator types: %s" % ", ".join(unknown))
+    for what, path in (("-o", out), ("--json", args.json)):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            ap.error("%s %s: no folder %s" % (what, path, os.path.dirname(os.path.abspath(path))))
+    size_in = os.path.getsize(args.model) if os.path.isfile(args.model) else 0  # before -o may overwrite it
+    try:
+        model = onnx.load(args.model)
+    except Exception as e:  # a missing file, or not ONNX protobuf
+        print("convert_fp16: cannot read %s as an ONNX model: %s" % (args.model, str(e).splitlines()[0] if str(e) else e),
+              file=sys.stderr)
+        return 2
     try:
         fp16, rep = convert_model(model, keep_fp32=keep, default_keep=not args.no_default_keep,
                                   policy=args.policy)
@@ -836,8 +848,12 @@ def main(argv=None):
     except ConversionError as e:
         print("convert_fp16: %s" % e, file=sys.stderr)
         return 2
+    if sum(rep.converted.values()) == 0:  # it would be stamped precision=fp16 and then refused as already fp16
+        print("convert_fp16: no node of %s would run in fp16 (not a float32 PVN3D model?); nothing written" % args.model,
+              file=sys.stderr)
+        return 2
     onnx.save(fp16, out)
-    rep.size_in = os.path.getsize(args.model)
+    rep.size_in = size_in
     rep.size_out = os.path.getsize(out)
     print(rep.text(os.path.basename(args.model)))
     print("wrote %s" % out)

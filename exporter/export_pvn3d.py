@@ -241,7 +241,19 @@ def parse_args(argv=None):
                     help="after writing, time N forward passes of the PyTorch network (the reference "
                          "operators in plain PyTorch) on the GPU, fp32 without TF32, for comparison "
                          "with the ORT deployment (needs CUDA)")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    # what the work would only meet later, as a traceback: refused here with one line, before anything runs
+    if args.dataset_sample is not None:
+        split, _, index = args.dataset_sample.partition(":")
+        if split not in ("train", "val", "test") or not index.lstrip("-").isdigit():
+            ap.error("--dataset-sample takes SPLIT:INDEX (SPLIT train, val or test), not %r" % args.dataset_sample)
+    if args.npoints is not None and len(args.npoints.split(",")) != 4:
+        ap.error("--npoints takes the four SA levels' counts, e.g. 256,64,16,4, not %r" % args.npoints)
+    for opt, value, least in (("--n-classes", args.n_classes, 2), ("--points", args.points, 1),
+                              ("--height-px", args.height_px, 8), ("--width-px", args.width_px, 8)):
+        if value is not None and value < least:
+            ap.error("%s must be at least %d, not %d" % (opt, least, value))
+    return args
 
 
 def resolve_model_config(args):
@@ -279,16 +291,21 @@ def resolve_model_config(args):
         npoints = tuple(int(v) for v in mc["npoints"])
     else:
         npoints = None
-    return dict(width=width, height=args.height_px or mc.get("height_px") or d["height"],
-                width_px=args.width_px or mc.get("width_px") or d["width"],
-                points=args.points or mc.get("points") or d["points"],
+    def given(value, key, default):  # an option given on the command line wins, even 0 (refused in parse_args)
+        return value if value is not None else mc.get(key) or default
+    return dict(width=width, height=given(args.height_px, "height_px", d["height"]),
+                width_px=given(args.width_px, "width_px", d["width"]),
+                points=given(args.points, "points", d["points"]),
                 trunk_dilation=tuple(int(v) for v in dil.split(",")), npoints=npoints,
-                n_classes=args.n_classes or mc.get("n_classes") or 2, n_kps=int(mc.get("n_kps", 8)),
+                n_classes=given(args.n_classes, "n_classes", 2), n_kps=int(mc.get("n_kps", 8)),
                 source=path, trained=mc.get("trained"), model_kps=mc.get("model_kps"))
 
 
 def main(argv=None):
     args = parse_args(argv)
+    for opt, path in (("--checkpoint", args.checkpoint), ("--model-config", args.model_config)):
+        if path is not None and not os.path.isfile(path):
+            sys.exit("export_pvn3d: %s %s: no such file" % (opt, path))
     mc = resolve_model_config(args)
     if mc["source"]:
         log("model config %s: width %s, trunk dilation %s, SA npoints %s, n_classes %d, %dx%d, N %d"
@@ -300,7 +317,12 @@ def main(argv=None):
     out_dir = args.out_dir or DEFAULT_OUT[args.width_name]
     dil = mc["trunk_dilation"]
     npoints = mc["npoints"]
-    assert h % 8 == 0 and w % 8 == 0, "image size must be a multiple of 8"
+    if h % 8 or w % 8:
+        sys.exit("export_pvn3d: the image size must be a multiple of 8, not %dx%d" % (h, w))
+    try:  # now, not after the export: a file in the way or no permission ends it before the work
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        sys.exit("export_pvn3d: --out-dir %s: %s" % (out_dir, e.strerror or e))
 
     bj, tmp = bunny_json(args.bunny_json)
     try:
@@ -334,11 +356,19 @@ def main(argv=None):
     if args.checkpoint:
         torch.manual_seed(args.seed)
         net = M.PVN3D(args.width_name, **kw).eval()
-        rep = M.load_checkpoint(net, args.checkpoint)
+        try:
+            rep = M.load_checkpoint(net, args.checkpoint)
+        except Exception as e:  # not a torch file at all (a pickle error, a zip error, ...)
+            sys.exit("export_pvn3d: %s is not a torch checkpoint (%s)" % (args.checkpoint, str(e).splitlines()[0]))
         log("checkpoint %s: %d tensors loaded" % (args.checkpoint, rep["loaded"]))
         for key in ("missing", "unexpected", "mismatched", "unused"):
             log("  %s (%d): %s" % (key, len(rep[key]), ", ".join(rep[key][:20])
                                    + (" ..." if len(rep[key]) > 20 else "")))
+        if rep["loaded"] == 0 or rep["mismatched"]:
+            # the network would keep its initial weights, in part or whole, under the checkpoint's name
+            sys.exit("export_pvn3d: %s does not fit this %s network (%d tensors loaded, %d of another shape): "
+                     "check --width, --n-classes and --model-config" % (args.checkpoint, args.width_name,
+                                                                        rep["loaded"], len(rep["mismatched"])))
     else:
         net = M.build(args.width_name, inputs, seed=args.seed, **kw)
     args.net = net

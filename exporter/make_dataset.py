@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from pvn3d_export.bunny import bunny_json  # noqa: E402
 from pvn3d_export.dataset import VERSION, BunnyDataset, preview, writer  # noqa: E402
+from pvn3d_export.dataset.core import SPLITS  # noqa: E402
 
 
 def sync(dev):
@@ -81,6 +82,18 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if not (args.out or args.bench or args.preview):
         ap.error("give --out DIR, --bench or --preview PNG")
+    # refused before anything is written: a negative count or batch wrote an index of samples that do not
+    # exist, with exit 0, and a start outside the split left a folder holding only model.bin
+    if args.count < 0 or args.start < 0 or (args.batch is not None and args.batch < 1) or args.points < 1 \
+            or args.h < 1 or args.w < 1:
+        ap.error("--count and --start must be >= 0, --batch, --points, --h and --w >= 1")
+    if args.preview and args.count < 1:
+        ap.error("--preview needs --count >= 1")
+    lo, hi = SPLITS[args.split]
+    if args.start + args.count > hi - lo:
+        ap.error("--start %d + --count %d runs past the %s split's %d samples" % (args.start, args.count, args.split, hi - lo))
+    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
+        ap.error("--out %s is a file, not a folder" % args.out)
     if args.threads:
         torch.set_num_threads(args.threads)
     dev = torch.device(args.device)

@@ -320,6 +320,39 @@ class Options(unittest.TestCase):
             onnx.checker.check_model(onnx.load(out))
 
 
+class CommandLineMisuse(unittest.TestCase):
+    def run_quietly(self, argv):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+            try:
+                return C.main(argv), err.getvalue()
+            except SystemExit as e:  # argparse's usage errors
+                return e.code, err.getvalue()
+
+    def test_bad_input_is_one_line_and_writes_nothing(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "m16.onnx")
+            text = os.path.join(d, "notes.txt")
+            with open(text, "w") as f:
+                f.write("# not a model\n")
+            rc, err = self.run_quietly([text, "-o", out])
+            self.assertEqual((rc, err.startswith("convert_fp16: cannot read")), (2, True), err)
+            rc, err = self.run_quietly([ONNX, "-o", out, "--keep-fp32", "Convv,Relu"])
+            self.assertEqual(rc, 2)
+            self.assertIn("not ONNX operator types: Convv", err)
+            rc, err = self.run_quietly([ONNX, "-o", os.path.join(d, "no", "m16.onnx")])
+            self.assertEqual(rc, 2)
+            self.assertIn("no folder", err)
+            # a graph with nothing to convert would have been stamped precision=fp16
+            m = small_model([helper.make_node("Identity", ["x"], ["y"])], [vinfo("x", TensorProto.INT64, [2])],
+                            [vinfo("y", TensorProto.INT64, [2])])
+            plain = os.path.join(d, "plain.onnx")
+            onnx.save(m, plain)
+            rc, err = self.run_quietly([plain, "-o", out])
+            self.assertEqual(rc, 2)
+            self.assertIn("no node", err)
+            self.assertFalse(os.path.exists(out))
+
+
 def small_model(nodes, inputs, outputs, inits=(), value_info=(), opset=17):
     g = helper.make_graph(nodes, "t", inputs, outputs, initializer=list(inits),
                           value_info=list(value_info))

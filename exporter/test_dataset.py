@@ -5,7 +5,9 @@
 Needs the bunny: $PVN3D_BUNNY_JSON (a bunny.json from fetch_bunny.sh) or npm for fetch_bunny.sh
 (the tests are skipped when neither works).
 """
+import contextlib
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -367,6 +369,19 @@ class DatasetTest(unittest.TestCase):
                                            all(torch.equal(g[k], cpu[k]) for k in cpu)))
 
     # ---- writer, CLI, preview
+    def test_bad_counts_are_refused_before_anything_is_written(self):
+        # a negative --batch wrote an index of 3 samples and none of them (exit 0); a start past the split left
+        # a folder holding only model.bin
+        out = tempfile.mkdtemp(prefix="ds.")
+        self.addCleanup(shutil.rmtree, out, True)
+        for bad in (["--count", "3", "--batch", "-1"], ["--count", "-5"], ["--count", "3", "--start", "-1"],
+                    ["--count", "3", "--start", "999999"], ["--points", "0"]):
+            target = os.path.join(out, "x")
+            with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(io.StringIO()):
+                make_dataset.main(["--bunny-json", self.bunny, "--out", target] + bad)
+            self.assertEqual(e.exception.code, 2, bad)
+            self.assertFalse(os.path.exists(target), bad)
+
     def test_writer_files_and_determinism(self):
         out = tempfile.mkdtemp(prefix="ds.")
         self.addCleanup(shutil.rmtree, out, True)

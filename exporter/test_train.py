@@ -304,6 +304,36 @@ class Training(unittest.TestCase):
 
 
 class ExportConfig(unittest.TestCase):
+    def test_export_refuses_bad_arguments_and_a_checkpoint_that_does_not_fit(self):
+        import export_pvn3d as E
+        import contextlib
+        import io
+        for bad in (["--dataset-sample", "test"], ["--dataset-sample", "foo:0"], ["--npoints", "256,128"],
+                    ["--n-classes", "0"], ["--points", "0"]):
+            with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(io.StringIO()):
+                E.parse_args(bad)
+            self.assertEqual(e.exception.code, 2, bad)
+        from pvn3d_export.bunny import bunny_json
+        bj, bunny_tmp = bunny_json(None, required=False)  # $PVN3D_BUNNY_JSON in CI
+        if bj is None:
+            self.skipTest("no bunny.json (npm) for the export's sample")
+        tmp = tempfile.mkdtemp(prefix="pvn3d_export_bad.")
+        try:
+            nokeys = os.path.join(tmp, "nokeys.pt")
+            torch.save({"foo.weight": torch.zeros(3)}, nokeys)  # loads nothing: it exited 0 with initial weights
+            out = os.path.join(tmp, "out")
+            with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(io.StringIO()):
+                E.main(["--checkpoint", nokeys, "--no-verify", "--out-dir", out, "--bunny-json", bj])
+            self.assertIn("does not fit this tiny network (0 tensors loaded", str(e.exception.code))
+            self.assertEqual([f for f in os.listdir(out) if f.endswith(".onnx")], [])
+            with self.assertRaises(SystemExit) as e:
+                E.main(["--checkpoint", os.path.join(tmp, "missing.pt"), "--out-dir", out])
+            self.assertIn("no such file", str(e.exception.code))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if bunny_tmp:
+                shutil.rmtree(bunny_tmp, ignore_errors=True)
+
     def test_export_reads_model_config(self):
         import export_pvn3d as E
         tmp = tempfile.mkdtemp(prefix="pvn3d_export_cfg.")

@@ -543,7 +543,10 @@ class Trainer:
     def _warm_start(self, path):
         """Weights (and BatchNorm statistics) from a plain state dict and the step / samples seen
         that its JSON records; the optimiser starts fresh (see lr_factor)."""
-        self.model.load_state_dict(torch_load(path))
+        try:
+            self.model.load_state_dict(torch_load(path))
+        except Exception as e:  # not a torch file, or a state dict of another width (a page of size mismatches)
+            raise SystemExit("--init %s does not fit this %s model: %s" % (path, self.cfg["width"], str(e).splitlines()[0]))
         meta = os.path.splitext(path)[0] + ".json"
         trained = {}
         if os.path.isfile(meta):
@@ -816,7 +819,16 @@ def main(argv=None, dataset=None):
     if resume == "auto":
         p = os.path.join(args.out, "last.pt")
         resume = p if os.path.exists(p) else None
-    ck_config = torch_load(resume)["config"] if resume else None
+    ck_config = None
+    if resume:
+        try:
+            ck = torch_load(resume)
+        except Exception as e:  # a missing file, a text file, ...
+            raise SystemExit("--resume %s: cannot read it (%s)" % (resume, str(e).splitlines()[0]))
+        if not isinstance(ck, dict) or ck.get("format") != CHECKPOINT_FORMAT:
+            raise SystemExit("%s is not a training checkpoint of this trainer (last.pt, best.pt); a plain state dict"
+                             " goes to --init" % resume)
+        ck_config = ck["config"]
     cfg = resolve_config(args, ck_config)
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     ops_info = ("libpvn3d_ops %s (%s, CUDA %s)" % (native_ops.version(), native_ops.library_path(),
