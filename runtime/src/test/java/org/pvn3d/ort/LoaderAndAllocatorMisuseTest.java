@@ -30,13 +30,15 @@ class LoaderAndAllocatorMisuseTest {
     @Test
     void aSecondClassLoaderCanLoadTheRuntime() throws Exception {
         OrtRuntime first = OrtRuntime.get(); // loaded in this (the application) class loader
+        java.util.List<URL> urls = new java.util.ArrayList<>(java.util.List.of(codeSource(OrtRuntime.class).toUri().toURL(),
+                codeSource(org.pvn3d.ort.ffm.OrtApi.class).toUri().toURL()));
         URL ortJar = ClassLoader.getSystemResource("ai/onnxruntime/native/linux-x64/libonnxruntime.so");
-        String s = ortJar.toString();
-        Path jar = Path.of(new URL(s.substring("jar:".length(), s.indexOf("!/"))).toURI());
-        URL[] urls = {codeSource(OrtRuntime.class).toUri().toURL(), codeSource(org.pvn3d.ort.ffm.OrtApi.class).toUri().toURL(),
-            jar.toUri().toURL()};
+        if (ortJar != null && ortJar.getProtocol().equals("jar")) { // else -Dpvn3d.ort.path names ORT (the GPU machine)
+            String s = ortJar.toString();
+            urls.add(java.net.URI.create(s.substring("jar:".length(), s.indexOf("!/"))).toURL());
+        }
         ClassLoader saved = Thread.currentThread().getContextClassLoader();
-        try (URLClassLoader isolated = new URLClassLoader("isolated", urls, ClassLoader.getPlatformClassLoader())) {
+        try (URLClassLoader isolated = new URLClassLoader("isolated", urls.toArray(URL[]::new), ClassLoader.getPlatformClassLoader())) {
             Thread.currentThread().setContextClassLoader(isolated);
             Object second;
             try {

@@ -33,11 +33,14 @@ class SecondClassLoaderTest {
         try (Stream<Path> files = Files.list(library.getParent())) {
             filesBefore = files.count();
         }
+        java.util.List<URL> urls = new java.util.ArrayList<>(
+                java.util.List.of(codeSource(Pvn3dOps.class), codeSource(OrtRuntime.class), codeSource(Pvn3dOpsCApi.class)));
         URL ort = ClassLoader.getSystemResource("ai/onnxruntime/native/linux-x64/libonnxruntime.so");
-        String s = ort.toString();
-        URL ortJar = java.net.URI.create(s.substring("jar:".length(), s.indexOf("!/"))).toURL();
-        URL[] urls = {codeSource(Pvn3dOps.class), codeSource(OrtRuntime.class), codeSource(Pvn3dOpsCApi.class), ortJar};
-        try (URLClassLoader isolated = new URLClassLoader("isolated", urls, ClassLoader.getPlatformClassLoader())) {
+        if (ort != null && ort.getProtocol().equals("jar")) { // else -Dpvn3d.ort.path names ORT (the GPU machine)
+            String s = ort.toString();
+            urls.add(java.net.URI.create(s.substring("jar:".length(), s.indexOf("!/"))).toURL());
+        }
+        try (URLClassLoader isolated = new URLClassLoader("isolated", urls.toArray(URL[]::new), ClassLoader.getPlatformClassLoader())) {
             Class<?> ops = isolated.loadClass(Pvn3dOps.class.getName());
             Method nativeVersion = ops.getMethod("nativeVersion");
             try {
