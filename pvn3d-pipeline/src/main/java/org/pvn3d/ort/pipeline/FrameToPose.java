@@ -5,7 +5,6 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -65,9 +64,6 @@ import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
  * and device memory per thread; run each object from one thread where latency matters.
  */
 public final class FrameToPose implements AutoCloseable {
-    /** A PVT1 file's int64 (little-endian, at any byte offset of its heap array). */
-    private static final ValueLayout.OfLong JAVA_LONG_LE =
-            ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
     /** How the network computes. The custom operators and the pose stage are float32 in every mode. */
     public enum Precision {
         /** float32 with TF32 off: parity with PyTorch within 1e-3. */
@@ -602,31 +598,6 @@ public final class FrameToPose implements AutoCloseable {
         return session;
     }
 
-    /**
-     * Every {@code choose} entry must name a pixel of the image: the graph picks the CNN's map there (ORT's CUDA
-     * gathers do not check their indices, and ONNX reads a negative index from the end), so a bad one is refused
-     * here, before anything reaches the device, with the first offending point named.
-     */
-    private void checkPixels(byte[] choose, String source) {
-        long pixels = -1;
-        int rgb = inputs.indexOf("rgb");
-        if (rgb >= 0 && template.get(rgb).shape().length == 4) {
-            long[] s = template.get(rgb).shape();
-            pixels = s[2] * s[3];
-        }
-        if (pixels < 0) {
-            return; // a graph without an image input: nothing to check against
-        }
-        MemorySegment m = MemorySegment.ofArray(choose);
-        for (long i = 0, count = choose.length / 8; i < count; i++) {
-            long v = m.get(JAVA_LONG_LE, 8 * i);
-            if (v < 0 || v >= pixels) {
-                throw invalidFrame("input choose of " + source + ": point " + i + " names pixel " + v
-                        + ", outside the " + pixels + " pixels of the image (0 <= choose < H*W)");
-            }
-        }
-    }
-
     /** A frame this FrameToPose cannot run: ORT's invalid-argument error, as the samples' own checks give. */
     private static OrtException invalidFrame(String message) {
         return new OrtException(OrtErrorCode.ORT_INVALID_ARGUMENT, message);
@@ -685,15 +656,13 @@ public final class FrameToPose implements AutoCloseable {
                             + java.util.Arrays.toString(e.shape()) + ", this FrameToPose was made for " + t.type() + " "
                             + java.util.Arrays.toString(t.shape()));
                 }
-                if (inputs.get(i).equals("choose")) {
-                    checkPixels(e.data(), f.source());
-                } else if (inputs.get(i).equals("cld_rgb_nrm")) {
-                    f.checkCloud();
-                } else if (inputs.get(i).equals("rgb")) {
-                    f.checkImage();
-                }
                 data.add(e.data());
             }
+        }
+        // with every shape the template's: the cloud and image finite, every choose a pixel of the image (ORT's
+        // CUDA gathers do not check their indices, and ONNX reads a negative one from the end)
+        for (Pvn3dSample f : frames) {
+            f.checkInputs();
         }
         if (config.provider() != Pvn3dPipeline.Provider.CUDA) {
             return runOnHost(data, modelKps);
