@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../common/cpu_clones.h"
 #include "../common/threads.h"
 #include "furthest_point_sample_args.h"
 
@@ -45,8 +46,9 @@ void load(Cloud& c, const float* xyz, int64_t begin, int64_t end) {
 }
 
 // dist[i] = min(dist[i], |p_i - last|^2) over [begin, end); returns the max bit pattern (INT32_MIN
-// for an empty range).
-int32_t update(Cloud& c, int64_t begin, int64_t end, float lx, float ly, float lz) {
+// for an empty range). Every step of every sample runs this over the whole cloud: cloned for AVX2 and
+// AVX-512 (cpu_clones.h; the baseline SSE2 has no packed int32 max).
+PVN3D_CPU_CLONES int32_t update(Cloud& c, int64_t begin, int64_t end, float lx, float ly, float lz) {
   const float* __restrict__ xs = c.x.data();
   const float* __restrict__ ys = c.y.data();
   const float* __restrict__ zs = c.z.data();
@@ -64,7 +66,7 @@ int32_t update(Cloud& c, int64_t begin, int64_t end, float lx, float ly, float l
 }
 
 // First index in [begin, end) whose running distance has bit pattern `bits` (-1 if none).
-int64_t find(const Cloud& c, int64_t begin, int64_t end, int32_t bits) {
+PVN3D_CPU_CLONES int64_t find(const Cloud& c, int64_t begin, int64_t end, int32_t bits) {
   const float* dist = c.dist.data();
   for (int64_t i = begin; i < end; ++i)
     if (float_bits(dist[i]) == bits) return i;

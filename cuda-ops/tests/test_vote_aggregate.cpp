@@ -1,7 +1,7 @@
 // Tests of PVN3D_VoteAggregate (vote_aggregate/), three ways: the CPU kernel against the reference mean
 // shift (support/reference.cpp, in double) and against the true keypoints, masks (float, bool, NULL,
 // empty items, N = 0), non-finite votes, max_iter 0, one point, cluster ties, the centre filter, thread
-// counts, errors; the CUDA kernel equal to the CPU kernel on every such case and at PVN3D's sizes, plus
+// counts, settled modes skipped (bit for bit the same as computing every mode), errors; the CUDA kernel equal to the CPU kernel on every such case and at PVN3D's sizes, plus
 // its errors; the CUDA entry point of a CPU-only library.
 //
 //   pvn3d_test_vote_aggregate   (support/test_env.h)
@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -242,6 +243,40 @@ TEST(vote_aggregate_special_cases) {
   Out s2 = run_cpu(big2, big2.mask.data(), PVN3D_MASK_FLOAT32, 0.08f, 300, 1);
   pvn3d_set_num_threads(0);
   CHECK(max_diff(s1.kps, s2.kps) == 0.0 && s1.inl == s2.inl, "VA 1 thread == many threads (bitwise)");
+}
+
+TEST(vote_aggregate_settled_modes_skip_exactly) {
+  // The CPU kernel stops computing a mode once a shift leaves it where it was, bit for bit; with
+  // PVN3D_MEAN_SHIFT=every-mode it computes every mode in every iteration. Both must give the same bits:
+  // outlier-laden votes (slow modes keep the task iterating long after the clusters settled, many to
+  // max_iter), small and large bandwidths, iteration caps that stop mid-way, both filter modes, bool masks.
+  struct P { uint32_t seed; int64_t B, K, N; double sigma, outl, maskr; float bw; int64_t iters; };
+  const P ps[] = {{91, 2, 9, 400, 0.01, 0.5, 0.9, 0.08f, 300}, {92, 1, 9, 700, 0.02, 0.7, 1.0, 0.02f, 300},
+                  {93, 3, 4, 300, 0.005, 0.3, 0.8, 0.05f, 7},   {94, 2, 9, 500, 0.03, 0.6, 0.95, 0.08f, 40},
+                  {95, 1, 3, 64, 0.0, 0.0, 1.0, 0.08f, 300}};
+  int compared = 0;
+  for (const P& p : ps) {
+    VoteCase c = make_vote_case(p.seed, p.B, p.K, p.N, p.sigma, p.outl, p.maskr);
+    std::vector<uint8_t> bmask(c.mask.size());
+    for (size_t i = 0; i < bmask.size(); ++i) bmask[i] = c.mask[i] != 0.0f;
+    for (int cf = 0; cf <= 1; ++cf) {
+      for (int dtype : {PVN3D_MASK_FLOAT32, PVN3D_MASK_BOOL}) {
+        const void* mask = dtype == PVN3D_MASK_BOOL ? static_cast<const void*>(bmask.data()) : c.mask.data();
+        setenv("PVN3D_MEAN_SHIFT", "every-mode", 1);
+        Out every = run_cpu(c, mask, dtype, p.bw, p.iters, cf);
+        unsetenv("PVN3D_MEAN_SHIFT");
+        Out skip = run_cpu(c, mask, dtype, p.bw, p.iters, cf);
+        CHECK(every.st == PVN3D_OK && skip.st == PVN3D_OK, "VA settled seed=%u: status %d / %d", p.seed, every.st,
+              skip.st);
+        CHECK(std::memcmp(every.kps.data(), skip.kps.data(), every.kps.size() * sizeof(float)) == 0 &&
+                  every.inl == skip.inl,
+              "VA settled seed=%u cf=%d dtype=%d: skipping settled modes changed the answer (max |d| %g)", p.seed, cf,
+              dtype, max_diff(every.kps, skip.kps));
+        ++compared;
+      }
+    }
+  }
+  std::printf("  %d cases: every mode == settled modes skipped, bit for bit\n", compared);
 }
 
 TEST(vote_aggregate_errors) {

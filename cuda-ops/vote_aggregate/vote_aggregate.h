@@ -49,6 +49,9 @@
  *
  * CPU and CUDA agree exactly on the counts, the chosen votes and inliers, and within 1e-5 on kps
  * (the mean-shift sums are accumulated in double on the CPU, in float partial sums on the GPU).
+ * The CPU kernel stops computing a mode once an iteration left it where it was, bit for bit: its shift
+ * depends on its position alone, so every later iteration would repeat exactly that. This is 3b
+ * exactly (PVN3D_MEAN_SHIFT=every-mode computes every mode anyway, for tests and A/B timing).
  * The CUDA kernel computes the mean shift relative to the chosen vote, with the exponent expanded
  * (c2|y|^2 + c2|m|^2 - 2 c2 m.y) and the new mode as sum(w y) / sum(w), which changes only the
  * rounding. It also stops shifting a mode once its step was at most bandwidth*1e-3/16 (it then counts
