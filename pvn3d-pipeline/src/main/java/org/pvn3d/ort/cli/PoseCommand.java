@@ -76,7 +76,8 @@ final class PoseCommand implements Callable<Integer>, Profiled {
     @Mixin
     PipelineOptions pipeline;
 
-    @Option(names = "--runs", paramLabel = "N", description = "Timed inference runs; the stage shows their median (default: 1).")
+    @Option(names = "--runs", paramLabel = "N", description = "Timed runs of the network and of each stage after it; the stages show "
+            + "their medians (default: 1).")
     int runs = 1;
 
     @Option(names = "--model", paramLabel = "FILE.onnx", description = "Another PVN3D model (needs --sample).")
@@ -173,7 +174,9 @@ final class PoseCommand implements Callable<Integer>, Profiled {
         }
         Pvn3dPipeline.Timings t = r.timings();
         int masked = r.votes().maskedCount();
-        o.println("stages:");
+        o.println(t.latency().runs() == 1 ? "stages:"
+                : String.format(Locale.ROOT, "stages (each a median of %d timed runs after %d warm-up run(s); load once):",
+                        t.latency().runs(), pipeline.warmup));
         o.printf(Locale.ROOT, "  %-10s %9.1f ms  session: model, PVN3D custom ops (CPU+CUDA kernels), %s provider%n", "load", t.load(),
                 providerLabel);
         boolean onDevice = pipeline.deviceResident(common);

@@ -105,12 +105,15 @@ public final class Pvn3dPipeline implements AutoCloseable {
             return new Config(provider, device, t, poseSolver, objectClass, warmup, repeat, ioBinding, profileDir, refinement);
         }
 
-        /** Untimed inference runs before the timed ones. */
+        /** Untimed runs before the timed ones (of the network, and in {@link #run} of the stages after it too). */
         public Config withWarmup(int w) {
             return new Config(provider, device, threads, poseSolver, objectClass, w, repeat, ioBinding, profileDir, refinement);
         }
 
-        /** Timed inference runs; the stage reports their median (the outputs are the last run's). */
+        /**
+         * Timed runs (of the network, and in {@link #run} of the stages after it too); each stage reports their
+         * median (the outputs are the last run's).
+         */
         public Config withRepeat(int r) {
             return new Config(provider, device, threads, poseSolver, objectClass, warmup, r, ioBinding, profileDir, refinement);
         }
@@ -167,7 +170,8 @@ public final class Pvn3dPipeline implements AutoCloseable {
     /**
      * Wall-clock milliseconds of each stage. {@code upload} and {@code download} are the median copies
      * in and out of a device-resident run (zero otherwise); {@code inference} is the median network run
-     * ({@code latency} has the spread); {@code refinement} is the ICP stage (about zero when it did not run).
+     * ({@code latency} has the spread); the stages after it are medians over the same timed runs;
+     * {@code refinement} is the ICP stage (about zero when it did not run).
      */
     public record Timings(double load, double upload, double inference, double download, double voting, double clustering,
             double fit, double refinement, double metrics, Latency latency) {
@@ -407,28 +411,60 @@ public final class Pvn3dPipeline implements AutoCloseable {
         return out;
     }
 
-    /** The whole pipeline on one sample. */
+    /**
+     * The whole pipeline on one sample. The stages after the network (voting, pose, refinement, metrics)
+     * run as often as the network does, {@code warmup} untimed times and then {@code repeat} timed, so
+     * that each stage's time is a median of warm runs like the network's (a first run of a stage also
+     * pays the JIT and first-touch costs); the results are the last run's, the same every run.
+     */
     public Result run(Pvn3dSample sample) {
         Inference inference = infer(sample);
         Map<String, Output> outputs = inference.outputs();
+        int runs = config.repeat();
+        double[][] ms = new double[5][runs];  // voting, clustering, fit, refinement, metrics
+        PoseStages last = null;
+        for (int i = -config.warmup(); i < runs; i++) {
+            last = poseStages(sample, outputs, i);
+            if (i >= 0) {
+                ms[0][i] = last.votingMs();
+                ms[1][i] = last.pose().clusteringMs();
+                ms[2][i] = last.pose().fitMs();
+                ms[3][i] = last.refinementMs();
+                ms[4][i] = last.metricsMs();
+            }
+        }
+        Latency latency = inference.latency();
+        return new Result(outputs, last.votes(), last.refined(), last.pose(), last.refinement(), last.metrics(), last.votingMetrics(),
+                new Timings(loadMs, inference.uploadMs(), latency.median(), inference.downloadMs(), Latency.of(ms[0]).median(),
+                        Latency.of(ms[1]).median(), Latency.of(ms[2]).median(), Latency.of(ms[3]).median(), Latency.of(ms[4]).median(),
+                        latency));
+    }
+
+    /** What the stages after the network produced in one run, and how long voting, refinement and metrics took. */
+    private record PoseStages(Votes votes, PoseSolver.Solution pose, PoseSolver.Solution refined, IcpRefiner.Result refinement,
+            PoseMetrics.Result metrics, PoseMetrics.Result votingMetrics, double votingMs, double refinementMs, double metricsMs) {
+    }
+
+    /** Voting, the pose solver, refinement and metrics once; {@code run} is the index {@link Stages} records (< 0: warm-up). */
+    private PoseStages poseStages(Pvn3dSample sample, Map<String, Output> outputs, int run) {
         Object stage = Stages.begin("voting");
         long t1 = System.nanoTime();
         Output seg = output(outputs, "pred_rgbd_seg");
         Votes votes = Votes.fromPredictions(sample.cloud(), sample.cloudChannels(), output(outputs, "pred_kp_of").floats(),
                 output(outputs, "pred_ctr_of").floats(), seg.floats(), (int) seg.shape()[seg.shape().length - 1], config.objectClass());
         long t2 = System.nanoTime();
-        Stages.end(stage, "voting", config, 0);
+        Stages.end(stage, "voting", config, run);
         stage = Stages.begin("pose");
         PoseSolver.Solution pose = config.poseSolver().solve(votes, sample.modelKps());
         long t3 = System.nanoTime();
-        Stages.end(stage, "pose", config, 0);
+        Stages.end(stage, "pose", config, run);
         stage = Stages.begin("refinement");
         IcpRefiner.Result refinement = refine(sample, votes, pose.pose());
         PoseSolver.Solution refined = refinement.refined()
                 ? new PoseSolver.Solution(pose.kps(), pose.inliers(), refinement.pose(), pose.clusteringMs(), pose.fitMs())
                 : pose;
         long t4 = System.nanoTime();
-        Stages.end(stage, "refinement", config, 0);
+        Stages.end(stage, "refinement", config, run);
         stage = Stages.begin("metrics");
         PoseMetrics.Result metrics = null;
         PoseMetrics.Result votingMetrics = null;
@@ -439,11 +475,9 @@ public final class Pvn3dPipeline implements AutoCloseable {
                     : metrics;
         }
         long t5 = System.nanoTime();
-        Stages.end(stage, "metrics", config, 0);
-        Latency latency = inference.latency();
-        return new Result(outputs, votes, refined, pose, refinement, metrics, votingMetrics, new Timings(loadMs, inference.uploadMs(),
-                latency.median(), inference.downloadMs(), (t2 - t1) / 1e6, pose.clusteringMs(), pose.fitMs(), (t4 - t3) / 1e6,
-                (t5 - t4) / 1e6, latency));
+        Stages.end(stage, "metrics", config, run);
+        return new PoseStages(votes, pose, refined, refinement, metrics, votingMetrics, (t2 - t1) / 1e6, (t4 - t3) / 1e6,
+                (t5 - t4) / 1e6);
     }
 
     /**
