@@ -145,6 +145,17 @@ class Pvn3dParityTest {
                 assertArrayEquals(a.longs(), b.longs(), name);
             }
         }
+        // The stages after the network ran 1 + 4 times too (medians reported), with the single run's results.
+        assertArrayEquals(result.voting().kps(), r.voting().kps());
+        assertArrayEquals(result.voting().pose().r(), r.voting().pose().r());
+        assertArrayEquals(result.voting().pose().t(), r.voting().pose().t());
+        assertArrayEquals(result.pose().pose().r(), r.pose().pose().r());
+        assertArrayEquals(result.pose().pose().t(), r.pose().pose().t());
+        assertEquals(result.refinement().iterations(), r.refinement().iterations());
+        assertEquals(result.metrics(), r.metrics());
+        for (double stage : new double[] {t.voting(), t.clustering(), t.fit(), t.refinement(), t.metrics()}) {
+            assertTrue(stage >= 0 && Double.isFinite(stage), t.toString());
+        }
         assertEquals(new Pvn3dPipeline.Latency(4, 2.5, 1, 4, 4), Pvn3dPipeline.Latency.of(new double[] {4, 1, 3, 2}));
         assertEquals(new Pvn3dPipeline.Latency(1, 7, 7, 7, 7), Pvn3dPipeline.Latency.of(new double[] {7}));
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
