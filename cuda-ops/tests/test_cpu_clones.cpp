@@ -4,11 +4,14 @@
 // inputs reach the paths the clones change: ties on a grid, balls holding from no point to more than
 // nsample, outlier-laden votes that keep the mean shift going to max_iter, non-finite votes, bool masks.
 //
-//   pvn3d_test_cpu_clones   (support/test_env.h; built by CMake with PVN3D_BASELINE_LIBRARY set)
+//   pvn3d_test_cpu_clones   (support/test_env.h; CMake compiles in the baseline library's path, and the
+//                           environment variable PVN3D_BASELINE_LIBRARY=<path> overrides it: for a copy of
+//                           the tests run elsewhere, as benchmarks/gpu/run-native.sh does)
 #include <dlfcn.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -46,8 +49,10 @@ bool find(void* lib, const char* name, F& f) {
 }
 
 bool baseline(CpuOps& ops, void** handle) {
-  *handle = dlopen(PVN3D_BASELINE_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-  if (!CHECK(*handle != nullptr, "dlopen %s: %s", PVN3D_BASELINE_LIBRARY, dlerror())) return false;
+  const char* env = std::getenv("PVN3D_BASELINE_LIBRARY");
+  const char* path = env != nullptr && *env != '\0' ? env : PVN3D_BASELINE_LIBRARY;
+  *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!CHECK(*handle != nullptr, "dlopen %s: %s", path, dlerror())) return false;
   void* h = *handle;
   return find(h, "pvn3d_furthest_point_sample_cpu", ops.fps) && find(h, "pvn3d_ball_query_cpu", ops.ball_query) &&
          find(h, "pvn3d_gather_points_cpu", ops.gather) && find(h, "pvn3d_group_points_cpu", ops.group) &&
