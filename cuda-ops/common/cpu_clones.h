@@ -9,15 +9,21 @@
  * (-ffp-contract=off) and no reassociation (no -ffast-math), so a loop written with fixed partial sums gives
  * the same bits at every level (cuda-ops/tests check the kernels against their references, and
  * benchmarks/results/2026-12-05-cpu-simd/ compared every CPU entry point bit for bit across builds).
- * Elsewhere (not x86-64 Linux, or PVN3D_NO_CPU_CLONES defined) the macro is empty: one baseline build.
+ * Elsewhere (not x86-64 Linux, GCC before 12, Clang before 18, or PVN3D_NO_CPU_CLONES defined: CMake's
+ * -DPVN3D_CPU_CLONES=OFF) the macro is empty: one baseline build. PVN3D_CPU_CLONES_ENABLED says which.
  */
 #ifndef PVN3D_COMMON_CPU_CLONES_H
 #define PVN3D_COMMON_CPU_CLONES_H
 
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(PVN3D_NO_CPU_CLONES)
+#if defined(__x86_64__) && defined(__linux__) && !defined(PVN3D_NO_CPU_CLONES) &&  \
+    ((defined(__clang__) && __clang_major__ >= 18) ||                                \
+     (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 12))
+/* GCC takes "arch=x86-64-vN" clones from 12 on (11: "no dispatcher found"); Clang's dispatcher for them
+ * never picks the v4 clone and drops v3 before 18 (LLVM issue 55830): older compilers get the baseline. */
+#define PVN3D_CPU_CLONES_ENABLED 1
 #define PVN3D_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
+#define PVN3D_CPU_CLONES_ENABLED 0
 #define PVN3D_CPU_CLONES
 #endif
 

@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "../common/cpu_clones.h"
 #include "harness.h"
 #include "pvn3d_ops.h"
 #include "test_data.h"
@@ -72,7 +73,27 @@ void ok2(pvn3d_status a, pvn3d_status b, const char* what) {
   CHECK(a == PVN3D_OK && b == PVN3D_OK, "%s: status %d (library) / %d (baseline): %s", what, a, b, pvn3d_last_error());
 }
 
+#if PVN3D_CPU_CLONES_ENABLED
+// The compiler's dispatcher over the same three levels, as C++ function versions in this program: it picks
+// the library's clones too (the same compiler and rules). An outputs-only comparison cannot tell a dispatcher
+// that always picks the baseline (Clang before 18 did) from a working one.
+__attribute__((target("default"))) int dispatched_level() { return 0; }
+__attribute__((target("arch=x86-64-v3"))) int dispatched_level() { return 3; }
+__attribute__((target("arch=x86-64-v4"))) int dispatched_level() { return 4; }
+#endif
+
 }  // namespace
+
+TEST(cpu_clones_dispatch_picks_the_widest_level) {
+#if !PVN3D_CPU_CLONES_ENABLED
+  SKIP("this build has no clones (cpu_clones.h: not x86-64 Linux, an older compiler, or PVN3D_CPU_CLONES=OFF)");
+#else
+  const int expected = __builtin_cpu_supports("x86-64-v4") ? 4 : __builtin_cpu_supports("x86-64-v3") ? 3 : 0;
+  const int level = dispatched_level();
+  CHECK(level == expected, "the dispatcher picked x86-64 level %d on a CPU of level %d", level, expected);
+  std::printf("  this CPU runs the %s clones\n", level == 4 ? "x86-64-v4 (AVX-512)" : level == 3 ? "x86-64-v3 (AVX2)" : "baseline");
+#endif
+}
 
 TEST(cpu_clones_give_the_baseline_bits) {
 #if !(defined(__x86_64__) && defined(__linux__))

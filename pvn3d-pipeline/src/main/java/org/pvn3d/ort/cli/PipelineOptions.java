@@ -10,7 +10,8 @@ import picocli.CommandLine.Option;
 
 /** What the main job and {@code eval} share: how the PVN3D pipeline runs. */
 final class PipelineOptions {
-    @Option(names = "--warmup", paramLabel = "N", description = "Untimed inference runs before the timed ones, on each session "
+    @Option(names = "--warmup", paramLabel = "N", description = "Untimed runs before the timed ones: of the network for each "
+            + "sample (the main job: of the stages after it too); pool-bench: frames per session before the clock starts "
             + "(default: ${DEFAULT-VALUE}).")
     int warmup;
 

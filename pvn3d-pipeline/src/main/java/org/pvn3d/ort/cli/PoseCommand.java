@@ -169,7 +169,7 @@ final class PoseCommand implements Callable<Integer>, Profiled {
         try (Pvn3dPipeline p = pipeline.open(common, model, runs, profiling.profile)) {
             poseSolver = p.config().poseSolver().name();
             refinement = p.config().refinement();
-            r = p.run(s);
+            r = p.measure(s);
             profileFile = p.endProfiling();
         }
         Pvn3dPipeline.Timings t = r.timings();

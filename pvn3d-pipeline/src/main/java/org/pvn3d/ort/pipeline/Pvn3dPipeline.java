@@ -105,13 +105,13 @@ public final class Pvn3dPipeline implements AutoCloseable {
             return new Config(provider, device, t, poseSolver, objectClass, warmup, repeat, ioBinding, profileDir, refinement);
         }
 
-        /** Untimed runs before the timed ones (of the network, and in {@link #run} of the stages after it too). */
+        /** Untimed runs before the timed ones (of the network, and in {@link #measure} of the stages after it too). */
         public Config withWarmup(int w) {
             return new Config(provider, device, threads, poseSolver, objectClass, w, repeat, ioBinding, profileDir, refinement);
         }
 
         /**
-         * Timed runs (of the network, and in {@link #run} of the stages after it too); each stage reports their
+         * Timed runs (of the network, and in {@link #measure} of the stages after it too); each stage reports their
          * median (the outputs are the last run's).
          */
         public Config withRepeat(int r) {
@@ -170,8 +170,9 @@ public final class Pvn3dPipeline implements AutoCloseable {
     /**
      * Wall-clock milliseconds of each stage. {@code upload} and {@code download} are the median copies
      * in and out of a device-resident run (zero otherwise); {@code inference} is the median network run
-     * ({@code latency} has the spread); the stages after it are medians over the same timed runs;
-     * {@code refinement} is the ICP stage (about zero when it did not run).
+     * ({@code latency} has the spread); the stages after it ran once ({@link #run}) or are medians over
+     * as many timed runs ({@link #measure}); {@code refinement} is the ICP stage (about zero when it did
+     * not run).
      */
     public record Timings(double load, double upload, double inference, double download, double voting, double clustering,
             double fit, double refinement, double metrics, Latency latency) {
@@ -412,18 +413,31 @@ public final class Pvn3dPipeline implements AutoCloseable {
     }
 
     /**
-     * The whole pipeline on one sample. The stages after the network (voting, pose, refinement, metrics)
-     * run as often as the network does, {@code warmup} untimed times and then {@code repeat} timed, so
-     * that each stage's time is a median of warm runs like the network's (a first run of a stage also
-     * pays the JIT and first-touch costs); the results are the last run's, the same every run.
+     * The whole pipeline on one sample: the network as the config says ({@code warmup} untimed runs, then
+     * {@code repeat} timed, the outputs of the last), then the stages after it (voting, pose, refinement,
+     * metrics) once. For a service, or an evaluation over many samples; {@link #measure} times the stages
+     * after the network as the network is timed.
      */
     public Result run(Pvn3dSample sample) {
+        return runStages(sample, 0, 1);
+    }
+
+    /**
+     * The whole pipeline on one sample as a benchmark: the stages after the network run as often as the
+     * network does, {@code warmup} untimed times and then {@code repeat} timed, so that each stage's time
+     * is a median of warm runs like the network's (a first run of a stage also pays the JIT and first-touch
+     * costs); the results are the last run's, the same every run.
+     */
+    public Result measure(Pvn3dSample sample) {
+        return runStages(sample, config.warmup(), config.repeat());
+    }
+
+    private Result runStages(Pvn3dSample sample, int warmup, int runs) {
         Inference inference = infer(sample);
         Map<String, Output> outputs = inference.outputs();
-        int runs = config.repeat();
         double[][] ms = new double[5][runs];  // voting, clustering, fit, refinement, metrics
         PoseStages last = null;
-        for (int i = -config.warmup(); i < runs; i++) {
+        for (int i = -warmup; i < runs; i++) {
             last = poseStages(sample, outputs, i);
             if (i >= 0) {
                 ms[0][i] = last.votingMs();

@@ -125,10 +125,41 @@ class Pvn3dParityTest {
     }
 
     @Test
+    void runDoesTheStagesAfterTheNetworkOnceAndMeasureAsOftenAsTheNetwork(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        Map<String, Integer> once;
+        Map<String, Integer> measured;
+        try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu().withWarmup(1).withRepeat(2))) {
+            once = stageCounts(dir.resolve("run.jfr"), () -> p.run(sample));
+            measured = stageCounts(dir.resolve("measure.jfr"), () -> p.measure(sample));
+        }
+        assertEquals(Map.of("inference", 3, "voting", 1, "pose", 1, "refinement", 1, "metrics", 1), once);
+        assertEquals(Map.of("inference", 3, "voting", 3, "pose", 3, "refinement", 3, "metrics", 3), measured);
+    }
+
+    /** How often each pipeline stage's JFR event was recorded while {@code work} ran. */
+    private static Map<String, Integer> stageCounts(java.nio.file.Path file, Runnable work) throws Exception {
+        try (jdk.jfr.Recording rec = new jdk.jfr.Recording()) {
+            rec.enable("org.pvn3d.ort.PipelineStage");
+            rec.start();
+            work.run();
+            rec.stop();
+            rec.dump(file);
+        }
+        Map<String, Integer> counts = new java.util.TreeMap<>();
+        for (jdk.jfr.consumer.RecordedEvent e : jdk.jfr.consumer.RecordingFile.readAllEvents(file)) {
+            if (e.getEventType().getName().equals("org.pvn3d.ort.PipelineStage")) {
+                counts.merge(e.getString("stage"), 1, Integer::sum);
+            }
+        }
+        return counts;
+    }
+
+    @Test
     void repeatedRunsAreTimedApartFromTheWarmUpAndGiveTheSameOutputs() {
         Pvn3dPipeline.Result r;
         try (Pvn3dPipeline p = Pvn3dPipeline.tiny(Pvn3dPipeline.Config.cpu().withWarmup(1).withRepeat(4))) {
-            r = p.run(sample);
+            r = p.measure(sample);
         }
         Pvn3dPipeline.Timings t = r.timings();
         assertEquals(4, t.latency().runs());
