@@ -57,8 +57,7 @@ extern "C" pvn3d_status pvn3d_ball_query_cpu(int64_t B, int64_t N, int64_t M, fl
     std::vector<float> soa;
     PVN3D_TRY(pvn3d::points_soa_cpu(kOp, "B*N", xyz, B, N, soa));
     const float* const soa_data = soa.data();
-    const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(N, 1));
-    pvn3d::parallel_for(B * M, grain, [=](int64_t begin, int64_t end) {
+    pvn3d::parallel_for(B * M, pvn3d::grain_for(N), [=](int64_t begin, int64_t end) {
       for (int64_t c = begin; c < end; ++c) {
         const float* xs = soa_data + (c / M) * N * 3;
         query_ball(xs, xs + N, xs + 2 * N, N, new_xyz[3 * c], new_xyz[3 * c + 1], new_xyz[3 * c + 2], r2, nsample,

@@ -15,7 +15,18 @@
 #ifndef PVN3D_COMMON_CPU_CLONES_H
 #define PVN3D_COMMON_CPU_CLONES_H
 
-#if defined(__x86_64__) && defined(__linux__) && !defined(PVN3D_NO_CPU_CLONES) &&  \
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PVN3D_TSAN_BUILD 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define PVN3D_TSAN_BUILD 1
+#endif
+
+/* ThreadSanitizer builds get the baseline: their instrumented ifunc resolvers run before the sanitizer's
+ * runtime is set up, and the library crashed while loading. */
+#if defined(__x86_64__) && defined(__linux__) && !defined(PVN3D_NO_CPU_CLONES) && !defined(PVN3D_TSAN_BUILD) && \
     ((defined(__clang__) && __clang_major__ >= 18) ||                                \
      (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 12))
 /* GCC takes "arch=x86-64-vN" clones from 12 on (11: "no dispatcher found"); Clang's dispatcher for them

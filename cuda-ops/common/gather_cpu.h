@@ -17,8 +17,7 @@ namespace pvn3d {
 inline void gather_rows_cpu(const float* features, const int64_t* idx, int64_t B, int64_t C, int64_t N, int64_t P,
                             float* out) {
   (void)B;
-  const int64_t grain = P >= 4096 ? 1 : 4096 / (P > 0 ? P : 1);
-  parallel_for(B * C, grain, [=](int64_t begin, int64_t end) {
+  parallel_for(B * C, grain_for(P), [=](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t b = r / C;
       const float* __restrict__ f = features + r * N;

@@ -16,7 +16,7 @@ namespace pvn3d {
 int64_t find_first_bad_index(const int64_t* idx, int64_t count, int64_t limit) {
   // Each range finds its first bad position; the minimum over ranges is the global first.
   std::atomic<int64_t> first{INT64_MAX};
-  parallel_for(count, int64_t{1} << 16, [&](int64_t begin, int64_t end) {
+  parallel_for(count, grain_for(1), [&](int64_t begin, int64_t end) {
     if (begin >= first.load(std::memory_order_relaxed)) return;
     const uint64_t ulimit = static_cast<uint64_t>(limit);
     int64_t bad = -1;

@@ -26,7 +26,7 @@ inline pvn3d_status points_soa_cpu(const char* op, const char* count_name, const
     return fail(PVN3D_ERR_OUT_OF_MEMORY, "%s: out of host memory for %s = %lld", op, count_name, (long long)(B * P));
   }
   float* const out = soa.data();
-  parallel_for(B * P, 1 << 15, [=](int64_t begin, int64_t end) {
+  parallel_for(B * P, grain_for(3), [=](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t b = i / P, p = i - b * P;
       float* base = out + b * P * 3;

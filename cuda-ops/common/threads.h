@@ -11,10 +11,16 @@
  *                                   dynamically (about 4 per thread) so uneven work balances. f must
  *                                   not throw and must only write disjoint memory (or use atomics).
  *
- * Built with OpenMP when CMake finds it (omp parallel for, dynamic schedule); otherwise with
- * std::thread (one short-lived thread per extra worker). parallel_for's ranges may run one after
- * the other on one thread, so threads that must wait for each other (FurthestPointSample's teams,
- * which exchange a result every step) use an OpenMP region of their own and test PVN3D_HAVE_OPENMP.
+ * parallel_for runs on the library's own pool of sleeping helper threads (threads.cpp), not OpenMP: the
+ * calling thread starts on the ranges at once, the helpers that wake in time take ranges too, and the call
+ * returns as soon as every range is done, without waiting for a helper that never woke up. An OpenMP
+ * region ends in a barrier that waits for every thread of the team to arrive, so a call paid the wake-up
+ * of a sleeping thread (tens to hundreds of microseconds when ORT's own threads hold the cores) however
+ * little work it had. One call at a time has the helpers; a parallel_for that finds them busy (another
+ * kernel on another thread, or a nested call) runs its ranges on its own thread. parallel_for's ranges may
+ * thus run one after the other on one thread, so threads that must wait for each other
+ * (FurthestPointSample's teams, which exchange a result every step) use an OpenMP region of their own and
+ * test PVN3D_HAVE_OPENMP.
  */
 #ifndef PVN3D_COMMON_THREADS_H
 #define PVN3D_COMMON_THREADS_H
@@ -36,6 +42,34 @@ namespace pvn3d {
 
 int num_threads();
 
+/*
+ * The work a range must hold before parallel_for hands it to another thread: about 2^16 simple operations
+ * (tens of microseconds on one core), so that handing a range over (a helper takes it from a shared counter)
+ * stays a small part of it. grain_for(ops_per_item) is the grain that gives each range about that much.
+ */
+constexpr int64_t kParallelRangeOps = int64_t{1} << 16;
+inline int64_t grain_for(int64_t ops_per_item) {
+  return ops_per_item >= kParallelRangeOps ? 1 : kParallelRangeOps / (ops_per_item > 0 ? ops_per_item : 1);
+}
+
+namespace detail {
+
+/* One parallel_for call as the pool sees it: ranges [0, count), range r run by run(ctx, r). */
+struct Job {
+  void (*run)(void* ctx, int64_t r) = nullptr;
+  void* ctx = nullptr;
+  int64_t count = 0;
+  int max_helpers = 0;             // helper threads that may join (num_threads() - 1)
+  std::atomic<int64_t> next{0};    // the next range to hand out
+  int helpers = 0;                 // helpers inside the job (guarded by the pool's mutex)
+};
+
+/* Runs every range of `job`, on the calling thread and on the helpers that join in time; returns when all
+ * are done. When the pool is busy it runs them all on the calling thread. */
+void run_job(Job& job);
+
+}  // namespace detail
+
 template <class F>
 void parallel_for(int64_t n, int64_t grain, F&& f) {
   if (n <= 0) return;
@@ -47,22 +81,20 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
     return;
   }
   const int64_t ranges = std::min<int64_t>(max_ranges, threads * 4);
-  const int workers = static_cast<int>(std::min<int64_t>(threads, ranges));
-  auto range_begin = [n, ranges](int64_t r) { return (n / ranges) * r + std::min<int64_t>(r, n % ranges); };
-#if PVN3D_HAVE_OPENMP
-#pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
-  for (int64_t r = 0; r < ranges; ++r) f(range_begin(r), range_begin(r + 1));
-#else
-  std::atomic<int64_t> next{0};
-  auto work = [&]() {
-    for (int64_t r = next.fetch_add(1); r < ranges; r = next.fetch_add(1)) f(range_begin(r), range_begin(r + 1));
+  struct Ctx {
+    F* f;
+    int64_t n, ranges;
+  } ctx{&f, n, ranges};
+  detail::Job job;
+  job.ctx = &ctx;
+  job.count = ranges;
+  job.max_helpers = static_cast<int>(std::min<int64_t>(threads, ranges)) - 1;
+  job.run = [](void* p, int64_t r) {
+    const Ctx& c = *static_cast<const Ctx*>(p);
+    auto begin = [&c](int64_t i) { return (c.n / c.ranges) * i + std::min<int64_t>(i, c.n % c.ranges); };
+    (*c.f)(begin(r), begin(r + 1));
   };
-  std::vector<std::thread> pool;
-  pool.reserve(workers - 1);
-  for (int w = 1; w < workers; ++w) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-#endif
+  detail::run_job(job);
 }
 
 }  // namespace pvn3d

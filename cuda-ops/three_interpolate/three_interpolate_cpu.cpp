@@ -15,8 +15,7 @@ extern "C" pvn3d_status pvn3d_three_interpolate_cpu(int64_t B, int64_t C, int64_
   // Before the empty-output return: an index outside [0, m) is an error even when C == 0 (spec/ops.md).
   PVN3D_TRY(pvn3d::check_indices(kOp, "idx", idx, B * n * 3, m));
   if (work == 0) return PVN3D_OK;
-  const int64_t grain = std::max<int64_t>(1, 4096 / n);
-  pvn3d::parallel_for(B * C, grain, [=](int64_t begin, int64_t end) {
+  pvn3d::parallel_for(B * C, pvn3d::grain_for(3 * n), [=](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t b = r / C;
       const float* __restrict__ f = features + r * m;

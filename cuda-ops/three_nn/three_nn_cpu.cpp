@@ -85,8 +85,7 @@ extern "C" pvn3d_status pvn3d_three_nn_cpu(int64_t B, int64_t n, int64_t m, cons
     std::vector<float> soa;
     PVN3D_TRY(pvn3d::points_soa_cpu(kOp, "B*m", known, B, m, soa));
     const float* const soa_data = soa.data();
-    const int64_t grain = std::max<int64_t>(1, (1 << 16) / m);
-    pvn3d::parallel_for(B * n, grain, [=](int64_t begin, int64_t end) {
+    pvn3d::parallel_for(B * n, pvn3d::grain_for(m), [=](int64_t begin, int64_t end) {
       for (int64_t u = begin; u < end; ++u) {
         const float* xs = soa_data + (u / n) * m * 3;
         nearest3(xs, xs + m, xs + 2 * m, m, unknown[3 * u], unknown[3 * u + 1], unknown[3 * u + 2], dist2 + 3 * u,

@@ -207,7 +207,7 @@ void cluster_tasks(std::vector<Task*>& all, const float* votes, int64_t K, int64
   std::vector<int64_t> offset;
   build_offsets(all, offset, [](const Task& tk) { return tk.n(); });
   int64_t avg_n = all.empty() ? 1 : std::max<int64_t>(1, offset.back() / static_cast<int64_t>(all.size()));
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / avg_n);
+  const int64_t grain = grain_for(8 * avg_n);  // a weight is a polynomial exp: about 8 simple operations
   // Count: original votes strictly within bandwidth of each original vote.
   parallel_for(offset.back(), grain, [&](int64_t begin, int64_t end) {
     for_items(all, offset, begin, end, [&](size_t t, int64_t i0, int64_t i1) {
