@@ -28,7 +28,7 @@ import org.pvn3d.ort.ops.OpsLibrary;
  *
  * <p>{@code device}:
  * <ul>
- *   <li>{@code cpu}: the CPU kernel on host memory (OpenMP over the machine's cores). The primary
+ *   <li>{@code cpu}: the CPU kernel on host memory (the library's helper threads over the machine's cores). The primary
  *       result is JMH's wall-clock time per call.</li>
  *   <li>{@code cuda}: inputs and outputs already in device memory; each call records a start event,
  *       launches, records an end event on a stream of its own and waits for the end event. The

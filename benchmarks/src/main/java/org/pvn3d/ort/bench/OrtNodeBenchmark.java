@@ -50,7 +50,7 @@ import org.pvn3d.ort.providers.OrtCUDAProviderOptions;
  * plus the Java upcall bridge, per node, with no copies on either side.
  * </ul>
  *
- * <p>Sessions use one intra-op thread (the custom CPU kernels bring their own OpenMP threads; ORT's
+ * <p>Sessions use one intra-op thread (the custom CPU kernels bring their own threads; ORT's
  * spinning pool would only compete with them) and {@link org.pvn3d.ort.ops.CudaIndexCheck#DEFERRED},
  * the default. Wall-clock time per run (JMH sample time).
  */

@@ -35,16 +35,16 @@ import org.pvn3d.ort.profile.ProfileSummary;
  * ({@code KernelContext_GetGPUComputeStream}) and never synchronise it (see {@link CudaIndexCheck}
  * for the one thing that can only be known afterwards).
  *
- * <p><b>CPU threads.</b> A CPU kernel fans out over libpvn3d_ops's own OpenMP threads, as many as
- * {@link #cpuThreads()} (by default {@code OMP_NUM_THREADS}, else every core), whatever the session's
- * {@link SessionOptions#setIntraOpNumThreads intra-op threads} are: those are ORT's pool, a separate
- * set of threads that ORT's built-in nodes use. ORT runs one node at a time, so the two sets take
- * turns, but both keep spinning for a while after their work: ORT's pool unless
- * {@code session.intra_op.allow_spinning} is {@code "0"}, idle OpenMP threads as
- * {@code OMP_WAIT_POLICY} says (libgomp's default spins, then sleeps). With both at every core, each
- * hand-over between a built-in node and a PVN3D node runs up to twice as many busy threads as there
- * are cores, and several sessions running at once (a pool of CPU pipelines) each fan their PVN3D
- * nodes out over every core. What to do about it:
+ * <p><b>CPU threads.</b> A CPU kernel fans out over libpvn3d_ops's own helper threads, up to
+ * {@link #cpuThreads()} threads with the caller (by default {@code OMP_NUM_THREADS}, else every core),
+ * whatever the session's {@link SessionOptions#setIntraOpNumThreads intra-op threads} are: those are
+ * ORT's pool, a separate set of threads that ORT's built-in nodes use. ORT runs one node at a time, so
+ * the two sets take turns. The helpers sleep as soon as a kernel's work is handed out and never hold a
+ * kernel up while they wake (the calling thread starts at once); one kernel call at a time has them, and
+ * a call that finds them busy (another session's node) runs on its own thread. FurthestPointSample's
+ * teams, which exchange a result every step, are an OpenMP region, whose idle threads spin as
+ * {@code OMP_WAIT_POLICY} says (libgomp's default spins, then sleeps). ORT's pool keeps spinning after
+ * its work unless {@code session.intra_op.allow_spinning} is {@code "0"}. What to do about it:
  * <ul>
  *   <li>a graph that mixes both (the PVN3D network): let one side sleep when idle, ORT's with
  *       {@link #letIntraOpThreadsSleep} (its own nodes then start a little later; the PVN3D pipelines do
@@ -53,8 +53,8 @@ import org.pvn3d.ort.profile.ProfileSummary;
  *       network's median run 15.9 -&gt; 9.3 ms and its p90 25-133 -&gt; 13-18 ms with ORT's threads
  *       sleeping, the embedded PointNet++ model 8.3 -&gt; 5.3 ms; on 16 cores one FurthestPointSample node
  *       took 143 ms beside ORT's spinning threads and 54 ms with OpenMP passive;</li>
- *   <li>several sessions at once: {@link #setCpuThreads} to the cores per session, as their
- *       intra-op threads are;</li>
+ *   <li>several sessions at once: their PVN3D nodes share the helpers, one node at a time, the others
+ *       on their own threads; {@link #setCpuThreads} caps the helpers;</li>
  *   <li>a graph of mostly PVN3D nodes: one intra-op thread ({@code setIntraOpNumThreads(1)}: ORT
  *       then makes no pool at all) and the kernels on every core.</li>
  * </ul>
