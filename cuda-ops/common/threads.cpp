@@ -27,20 +27,24 @@ int num_threads() {
 namespace detail {
 namespace {
 
-// The helpers of parallel_for (threads.h). They sleep on `wake` between jobs (no spinning: the cores are
+// The helpers of parallel_for (threads.h). They sleep on `wake_` between jobs (no spinning: the cores are
 // ORT's in between), and the pool grows to the helpers a job may use, never shrinks (a job asks for at
 // most num_threads() - 1 of them). The mutex guards everything but Job::next; a helper enters a job (and
 // the caller waits for it to leave) only under the mutex, and once the caller has taken its job back no
 // helper can enter it, so the job, which lives on the caller's stack, is never touched after it returns.
 class Pool {
  public:
-  ~Pool() {
+  // Ends the helpers (they finish the range in hand first). The pool itself stays usable: a later call
+  // runs alone.
+  void stop() {
+    std::vector<std::thread> threads;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
+      threads.swap(threads_);
     }
     wake_.notify_all();
-    for (std::thread& t : threads_) t.join();
+    for (std::thread& t : threads) t.join();
   }
 
   void run(Job& job) {
@@ -74,7 +78,7 @@ class Pool {
 
   // Under mutex_. A thread that cannot be started leaves the pool smaller: the ranges still all run.
   void grow(int helpers) {
-    while (static_cast<int>(threads_.size()) < helpers) {
+    while (!stop_ && static_cast<int>(threads_.size()) < helpers) {
       try {
         threads_.emplace_back([this] { loop(); });
       } catch (...) {
@@ -109,9 +113,22 @@ class Pool {
   bool stop_ = false;
 };
 
+// Made on first use and never destroyed, so that a kernel still running on another thread while the process
+// exits finds a valid pool; stop_pool ends the helpers when the library is unloaded or the process exits
+// (a helper must not sleep inside code that dlclose unmaps).
+std::atomic<Pool*> g_pool{nullptr};
+
 Pool& pool() {
-  static Pool p;
-  return p;
+  static Pool* const p = [] {
+    Pool* made = new Pool;
+    g_pool.store(made, std::memory_order_release);
+    return made;
+  }();
+  return *p;
+}
+
+__attribute__((destructor)) void stop_pool() {
+  if (Pool* p = g_pool.load(std::memory_order_acquire)) p->stop();
 }
 
 }  // namespace
