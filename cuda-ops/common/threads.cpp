@@ -1,5 +1,7 @@
 #include "threads.h"
 
+#include <pthread.h>
+
 #include <condition_variable>
 #include <mutex>
 
@@ -29,7 +31,7 @@ namespace {
 
 // The helpers of parallel_for (threads.h). They sleep on `wake_` between jobs (no spinning: the cores are
 // ORT's in between), and the pool grows to the helpers a job may use, never shrinks (a job asks for at
-// most num_threads() - 1 of them). The mutex guards everything but Job::next; a helper enters a job (and
+// most num_threads() - 1 of them, and wakes only that many). The mutex guards everything but Job::next; a helper enters a job (and
 // the caller waits for it to leave) only under the mutex, and once the caller has taken its job back no
 // helper can enter it, so the job, which lives on the caller's stack, is never touched after it returns.
 class Pool {
@@ -53,20 +55,31 @@ class Pool {
       run_ranges(job);  // another call has the helpers: this one works alone
       return;
     }
+    int woken = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       grow(job.max_helpers);
       job_ = &job;
       ++generation_;
+      woken = std::min(job.max_helpers, static_cast<int>(threads_.size()));
     }
-    wake_.notify_all();
+    // Takes the job back however run_ranges ends (a range that throws on this thread unwinds through here:
+    // no helper may touch the job after that, and the next call must find the pool free).
+    struct Retract {
+      Pool& pool;
+      Job& job;
+      ~Retract() {
+        {
+          std::unique_lock<std::mutex> lock(pool.mutex_);
+          pool.job_ = nullptr;  // helpers not yet awake stay out of it
+          pool.left_.wait(lock, [this] { return job.helpers == 0; });
+        }
+        pool.busy_.store(false, std::memory_order_release);
+      }
+    } retract{*this, job};
+    // As many helpers as may join, not all the pool has (it keeps the most any call asked for).
+    for (int i = 0; i < woken; ++i) wake_.notify_one();
     run_ranges(job);
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      job_ = nullptr;  // helpers not yet awake stay out of it
-      left_.wait(lock, [&job] { return job.helpers == 0; });
-    }
-    busy_.store(false, std::memory_order_release);
   }
 
  private:
@@ -95,7 +108,8 @@ class Pool {
       if (stop_) return;
       seen = generation_;
       Job& job = *job_;
-      if (job.helpers >= job.max_helpers) continue;
+      // Full, or nothing left to take: joining would only make the caller wait for this thread.
+      if (job.helpers >= job.max_helpers || job.next.load(std::memory_order_relaxed) >= job.count) continue;
       ++job.helpers;
       lock.unlock();
       run_ranges(job);
@@ -115,17 +129,23 @@ class Pool {
 
 // Made on first use and never destroyed, so that a kernel still running on another thread while the process
 // exits finds a valid pool; stop_pool ends the helpers when the library is unloaded or the process exits
-// (a helper must not sleep inside code that dlclose unmaps).
+// (a helper must not sleep inside code that dlclose unmaps). A child of fork() drops the parent's pool
+// without touching it (its helper threads exist only in the parent, its mutex may be locked for good) and
+// makes its own on first use.
 std::atomic<Pool*> g_pool{nullptr};
 
 Pool& pool() {
-  static Pool* const p = [] {
-    Pool* made = new Pool;
-    g_pool.store(made, std::memory_order_release);
-    return made;
-  }();
+  Pool* p = g_pool.load(std::memory_order_acquire);
+  if (p != nullptr) return *p;
+  Pool* made = new Pool;
+  if (g_pool.compare_exchange_strong(p, made, std::memory_order_acq_rel)) return *made;
+  delete made;  // another thread made one first (this one never started a thread)
   return *p;
 }
+
+void on_fork_child() { g_pool.store(nullptr, std::memory_order_release); }
+
+__attribute__((constructor)) void watch_fork() { pthread_atfork(nullptr, nullptr, on_fork_child); }
 
 __attribute__((destructor)) void stop_pool() {
   if (Pool* p = g_pool.load(std::memory_order_acquire)) p->stop();

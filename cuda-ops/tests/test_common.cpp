@@ -5,7 +5,11 @@
 // test_group_points.cpp, test_three_interpolate.cpp.)
 //
 //   pvn3d_test_common   (support/test_env.h)
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -69,6 +73,36 @@ TEST(cpu_pool_concurrent_callers) {
   pvn3d_set_num_threads(0);
   CHECK(failed.load() == 0, "%d of 30 concurrent calls failed", failed.load());
   CHECK(wrong.load() == 0, "%d of 30 concurrent calls differ from one thread's answer", wrong.load());
+}
+
+TEST(cpu_pool_in_a_forked_child) {
+  // A child of fork() has none of the parent's helper threads, and the pool's mutex may be held there for
+  // good: it must run kernels and exit normally (it crashed in exit(), joining threads it does not have).
+  testdata::Rng rng(11);
+  const int64_t n = 4000, m = 900;
+  const std::vector<float> unknown = testdata::random_cloud(rng, 2, n, -1.0f, 1.0f);
+  const std::vector<float> known = testdata::random_cloud(rng, 2, m, -1.0f, 1.0f);
+  auto nn = [&](std::vector<int64_t>& idx) {
+    std::vector<float> d(2 * n * 3);
+    idx.assign(2 * n * 3, -1);
+    return pvn3d_three_nn_cpu(2, n, m, unknown.data(), known.data(), d.data(), idx.data()) == PVN3D_OK;
+  };
+  pvn3d_set_num_threads(4);
+  std::vector<int64_t> parent;
+  CHECK(nn(parent), "parent: %s", pvn3d_last_error());
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    std::vector<int64_t> mine;
+    std::exit(nn(mine) && mine == parent ? 0 : 3);  // exit(), not _exit(): the library's destructors run
+  }
+  int status = 0;
+  CHECK(child > 0 && waitpid(child, &status, 0) == child, "fork/waitpid failed");
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child %s %d",
+        WIFEXITED(status) ? "exited with status" : "died of signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+  std::vector<int64_t> again;
+  CHECK(nn(again) && again == parent, "the parent after the fork: %s", pvn3d_last_error());
+  pvn3d_set_num_threads(0);
 }
 
 int main(int argc, char** argv) { return testenv::run(argc, argv); }
