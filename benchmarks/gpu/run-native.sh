@@ -20,13 +20,14 @@ if [ "${1:-}" = "--pack" ]; then
   grep -qxF "/.gpuwork/" "$exclude" 2>/dev/null || echo "/.gpuwork/" >> "$exclude"
   rm -rf "$d"; mkdir -p "$d"
   cp "$build"/pvn3d_test_* "$build"/pvn3d_bench_cuda "$d"/
-  cp -L "$build"/libpvn3d_ops.so.0 "$build"/libpvn3d_ops_baseline.so "$d"/
+  cp -L "$build"/libpvn3d_ops.so.0 "$build"/libpvn3d_ops_baseline.so "$build"/libpvn3d_ops_x86_64_v3.so "$d"/
   bash "$top/cuda-ops/tests/fetch_bunny.sh" "$d" > /dev/null
   du -sh "$d"; exit 0
 fi
 [ -x "$d/pvn3d_bench_cuda" ] || { echo "run-native: nothing in $d (run --pack here and carry .gpuwork/native)" >&2; exit 1; }
 export LD_LIBRARY_PATH=$d:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export PVN3D_BUNNY_FILE=$d/bunny_positions.txt PVN3D_REQUIRE_BUNNY=1 PVN3D_BASELINE_LIBRARY=$d/libpvn3d_ops_baseline.so
+export PVN3D_BUNNY_FILE=$d/bunny_positions.txt PVN3D_REQUIRE_BUNNY=1 PVN3D_BASELINE_LIBRARY=$d/libpvn3d_ops_baseline.so \
+  PVN3D_V3_LIBRARY=$d/libpvn3d_ops_x86_64_v3.so
 OUT=${OUT:-$top/gpu-results}; mkdir -p "$OUT"
 : > "$OUT/native-ctest.txt"
 fails=0

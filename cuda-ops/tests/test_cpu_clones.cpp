@@ -4,9 +4,10 @@
 // inputs reach the paths the clones change: ties on a grid, balls holding from no point to more than
 // nsample, outlier-laden votes that keep the mean shift going to max_iter, non-finite votes, bool masks.
 //
-//   pvn3d_test_cpu_clones   (support/test_env.h; CMake compiles in the baseline library's path, and the
-//                           environment variable PVN3D_BASELINE_LIBRARY=<path> overrides it: for a copy of
-//                           the tests run elsewhere, as benchmarks/gpu/run-native.sh does)
+//   pvn3d_test_cpu_clones   (support/test_env.h; CMake compiles in the paths of the baseline build and of an
+//                           x86-64-v3 build, and PVN3D_BASELINE_LIBRARY=<path> / PVN3D_V3_LIBRARY=<path>
+//                           override them: for a copy of the tests run elsewhere, as
+//                           benchmarks/gpu/run-native.sh does)
 #include <dlfcn.h>
 
 #include <cmath>
@@ -49,9 +50,11 @@ bool find(void* lib, const char* name, F& f) {
   return CHECK(f != nullptr, "%s not in the baseline library", name);
 }
 
-bool baseline(CpuOps& ops, void** handle) {
-  const char* env = std::getenv("PVN3D_BASELINE_LIBRARY");
-  const char* path = env != nullptr && *env != '\0' ? env : PVN3D_BASELINE_LIBRARY;
+// A build of the same sources without clones, loaded beside the library: env_name overrides the path CMake
+// compiled in.
+bool load(const char* env_name, const char* compiled_path, CpuOps& ops, void** handle) {
+  const char* env = std::getenv(env_name);
+  const char* path = env != nullptr && *env != '\0' ? env : compiled_path;
   *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!CHECK(*handle != nullptr, "dlopen %s: %s", path, dlerror())) return false;
   void* h = *handle;
@@ -63,10 +66,12 @@ bool baseline(CpuOps& ops, void** handle) {
          find(h, "pvn3d_kabsch_solver_cpu", ops.kabsch);
 }
 
+const char* g_label = "";  // which build the current comparison is of, for the messages
+
 template <class T>
 void same(const char* what, int round, const std::vector<T>& a, const std::vector<T>& b) {
   CHECK(a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0,
-        "round %d, %s: the clone's output differs from the baseline's", round, what);
+        "round %d, %s: %s output differs from the baseline's", round, what, g_label);
 }
 
 void ok2(pvn3d_status a, pvn3d_status b, const char* what) {
@@ -95,14 +100,8 @@ TEST(cpu_clones_dispatch_picks_the_widest_level) {
 #endif
 }
 
-TEST(cpu_clones_give_the_baseline_bits) {
-#if !(defined(__x86_64__) && defined(__linux__))
-  SKIP("the clones are built on x86-64 Linux only; elsewhere the library is the baseline");
-#endif
-  CpuOps A = linked(), B{};
-  void* handle = nullptr;
-  if (!baseline(B, &handle)) return;
-  CHECK(reinterpret_cast<void*>(A.fps) != reinterpret_cast<void*>(B.fps), "the baseline resolved to the library itself");
+// Every CPU entry point of A and B on the same inputs, output by output.
+void compare(const CpuOps& A, const CpuOps& B) {
   std::mt19937 rng(20261205);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::normal_distribution<float> g(0.0f, 1.0f);
@@ -194,7 +193,38 @@ TEST(cpu_clones_give_the_baseline_bits) {
     same("kabsch R", round, Ra, Rb);
     same("kabsch t", round, tA, tB);
   }
+}
+
+TEST(cpu_clones_give_the_baseline_bits) {
+#if !(defined(__x86_64__) && defined(__linux__))
+  SKIP("the clones are built on x86-64 Linux only; elsewhere the library is the baseline");
+#endif
+  CpuOps A = linked(), B{};
+  void* handle = nullptr;
+  if (!load("PVN3D_BASELINE_LIBRARY", PVN3D_BASELINE_LIBRARY, B, &handle)) return;
+  CHECK(reinterpret_cast<void*>(A.fps) != reinterpret_cast<void*>(B.fps), "the baseline resolved to the library itself");
+  g_label = "the library's (the clones this CPU runs)";
+  compare(A, B);
   dlclose(handle);
+}
+
+TEST(x86_64_v3_build_gives_the_baseline_bits) {
+  // On an AVX-512 machine the library runs its v4 clones only; the v3 (AVX2) code is checked here, as a
+  // build of the same sources with -march=x86-64-v3 (what the v3 clone is compiled with).
+#if !defined(PVN3D_V3_LIBRARY)
+  SKIP("no x86-64-v3 build of the library (cpu_clones.h: not x86-64 Linux or an older compiler)");
+#else
+  if (!__builtin_cpu_supports("x86-64-v3")) SKIP("this CPU cannot run x86-64-v3 code");
+  CpuOps A{}, B{};
+  void* v3 = nullptr;
+  void* base = nullptr;
+  if (!load("PVN3D_V3_LIBRARY", PVN3D_V3_LIBRARY, A, &v3) || !load("PVN3D_BASELINE_LIBRARY", PVN3D_BASELINE_LIBRARY, B, &base))
+    return;
+  g_label = "the x86-64-v3 build's";
+  compare(A, B);
+  dlclose(v3);
+  dlclose(base);
+#endif
 }
 
 int main(int argc, char** argv) { return testenv::run(argc, argv); }
