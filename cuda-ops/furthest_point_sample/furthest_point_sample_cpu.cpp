@@ -9,25 +9,19 @@
 
 #include <atomic>
 #include <climits>
-#include <cstring>
 #include <memory>
 #include <new>
 #include <thread>
 #include <vector>
 
 #include "../common/cpu_clones.h"
+#include "../common/float_bits.h"
 #include "../common/threads.h"
 #include "furthest_point_sample_args.h"
 
 namespace pvn3d {
 namespace fps {
 namespace {
-
-inline int32_t float_bits(float f) {
-  int32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
 
 struct Cloud {  // one batch element as structure of arrays, plus running distances
   std::vector<float> x, y, z, dist;

@@ -8,22 +8,18 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "../common/cpu_clones.h"
+#include "../common/float_bits.h"
 #include "../common/points_soa_cpu.h"
 #include "../common/threads.h"
 #include "three_nn_args.h"
 
 namespace {
 
-inline int32_t float_bits(float f) {
-  int32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
+using pvn3d::float_bits;
 
 // The three nearest of the m known points (xs, ys, zs) to (ux, uy, uz): squared distances in dist2[0..3),
 // indices in idx[0..3), nearest first, the lowest index on ties. The block's smallest distance is taken on

@@ -11,6 +11,7 @@
 
 #include "../common/checks.h"
 #include "../common/cpu_clones.h"
+#include "../common/float_bits.h"
 #include "../common/threads.h"
 #include "vote_aggregate_internal.h"
 
@@ -166,12 +167,7 @@ void build_offsets(const std::vector<Task*>& tasks, std::vector<int64_t>& offset
 }
 
 // The same float, bit for bit (== takes -0.0 for 0.0, and the answer is a mode's bits).
-inline bool same_bits(float a, float b) {
-  uint32_t ua, ub;
-  std::memcpy(&ua, &a, sizeof ua);
-  std::memcpy(&ub, &b, sizeof ub);
-  return ua == ub;
-}
+inline bool same_bits(float a, float b) { return float_bits(a) == float_bits(b); }
 
 // PVN3D_MEAN_SHIFT=every-mode computes every mode in every iteration, settled or not (see cluster_tasks):
 // the same bits, more slowly; for the test that says so and for A/B timing. Read at each call.
