@@ -4,6 +4,8 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "status.h"
 
@@ -31,8 +33,8 @@ namespace {
 
 // The helpers of parallel_for (threads.h). They sleep on `wake_` between jobs (no spinning: the cores are
 // ORT's in between), and the pool grows to the helpers a job may use, never shrinks (a job asks for at
-// most num_threads() - 1 of them, and wakes only that many). The mutex guards everything but Job::next; a helper enters a job (and
-// the caller waits for it to leave) only under the mutex, and once the caller has taken its job back no
+// most num_threads() - 1 of them, and wakes only that many). The mutex guards everything but Job::next; a
+// helper enters a job (and the caller waits for it to leave) only under the mutex, and once the caller has taken its job back no
 // helper can enter it, so the job, which lives on the caller's stack, is never touched after it returns.
 class Pool {
  public:

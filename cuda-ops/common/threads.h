@@ -28,8 +28,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <thread>
-#include <vector>
 
 #if defined(_OPENMP)
 #include <omp.h>
