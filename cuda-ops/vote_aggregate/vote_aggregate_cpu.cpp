@@ -90,7 +90,6 @@ struct Task {
   std::vector<uint8_t> settled;  // 1: the mode's last shift left it where it was, bit for bit
   int64_t best = 0;
   std::atomic<int> moved{0};
-  bool active = false;
   int64_t n() const { return static_cast<int64_t>(pts->size()); }
 };
 
@@ -198,7 +197,6 @@ void cluster_tasks(std::vector<Task*>& all, const float* votes, int64_t K, int64
     for (int64_t i = 0; i < n; ++i) tk->live[i] = static_cast<int32_t>(i);
     tk->settled.assign(n, 0);
     tk->moved.store(0);
-    tk->active = true;
   }
   std::vector<int64_t> offset;
   build_offsets(all, offset, [](const Task& tk) { return tk.n(); });
