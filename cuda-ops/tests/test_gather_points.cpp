@@ -56,14 +56,20 @@ void compare_gather(const std::vector<float>& f, const std::vector<int64_t>& idx
 
 TEST(gather_points_vs_reference) {
   Rng rng(4);
-  const int64_t B = 2, C = 5, N = 300, M = 77;
-  const auto f = testdata::random_floats(rng, B * C * N, -1.f, 1.f);
-  const auto idx = testdata::random_indices(rng, B * M, N);
-  single_and_default_threads([&] {
-    std::vector<float> out(static_cast<size_t>(B * C * M), -7.f);
-    CHECK(pvn3d_gather_points_cpu(B, C, N, M, f.data(), idx.data(), out.data()) == PVN3D_OK, "%s", pvn3d_last_error());
-    same_values("gather", out, ref::gather_points(f, idx, B, C, N, M));
-  });
+  // The kernel takes 4 rows at a time up to N = 1024 and 2 above, the rest one by one (common/gather_cpu.h):
+  // these channel counts cover whole groups, remainders, or both.
+  struct Size { int64_t B, C, N, M; };
+  for (const Size s : {Size{2, 5, 300, 77}, Size{1, 4, 1024, 50}, Size{2, 7, 1500, 90}, Size{1, 3, 2000, 31},
+                       Size{3, 1, 10, 4}, Size{1, 2, 1025, 1025}, Size{2, 7, 300, 60}}) {
+    const auto f = testdata::random_floats(rng, s.B * s.C * s.N, -1.f, 1.f);
+    const auto idx = testdata::random_indices(rng, s.B * s.M, s.N);
+    single_and_default_threads([&] {
+      std::vector<float> out(static_cast<size_t>(s.B * s.C * s.M), -7.f);
+      CHECK(pvn3d_gather_points_cpu(s.B, s.C, s.N, s.M, f.data(), idx.data(), out.data()) == PVN3D_OK, "%s",
+            pvn3d_last_error());
+      same_values("gather", out, ref::gather_points(f, idx, s.B, s.C, s.N, s.M));
+    });
+  }
 }
 
 TEST(gather_points_bad_indices) {

@@ -46,14 +46,18 @@ void compare_group(const std::vector<float>& f, const std::vector<int64_t>& idx,
 
 TEST(group_points_vs_reference) {
   Rng rng(7);
-  const int64_t B = 2, C = 6, N = 500, M = 64, S = 16;
-  const auto f = testdata::random_floats(rng, B * C * N, -1.f, 1.f);
-  const auto idx = testdata::random_indices(rng, B * M * S, N);
-  single_and_default_threads([&] {
-    std::vector<float> out(static_cast<size_t>(B * C * M * S), -7.f);
-    CHECK(pvn3d_group_points_cpu(B, C, N, M, S, f.data(), idx.data(), out.data()) == PVN3D_OK, "%s", pvn3d_last_error());
-    same_values("group", out, ref::group_points(f, idx, B, C, N, M, S));
-  });
+  // 4 rows at a time up to N = 1024, 2 above (common/gather_cpu.h), with and without a remainder
+  struct Size { int64_t B, C, N, M, S; };
+  for (const Size s : {Size{2, 6, 500, 64, 16}, Size{1, 5, 1100, 40, 8}, Size{2, 3, 64, 10, 3}}) {
+    const auto f = testdata::random_floats(rng, s.B * s.C * s.N, -1.f, 1.f);
+    const auto idx = testdata::random_indices(rng, s.B * s.M * s.S, s.N);
+    single_and_default_threads([&] {
+      std::vector<float> out(static_cast<size_t>(s.B * s.C * s.M * s.S), -7.f);
+      CHECK(pvn3d_group_points_cpu(s.B, s.C, s.N, s.M, s.S, f.data(), idx.data(), out.data()) == PVN3D_OK, "%s",
+            pvn3d_last_error());
+      same_values("group", out, ref::group_points(f, idx, s.B, s.C, s.N, s.M, s.S));
+    });
+  }
 }
 
 TEST(group_points_bad_indices) {

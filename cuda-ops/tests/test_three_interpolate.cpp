@@ -93,16 +93,21 @@ void check_bad_points(Rng& rng, int64_t B, int64_t C, int64_t m, int64_t n, cons
 
 TEST(three_interpolate_vs_reference) {
   Rng rng(10);
-  const int64_t B = 2, C = 7, m = 300, n = 1000;
-  const auto f = testdata::random_floats(rng, B * C * m, -2.f, 2.f);
-  const auto idx = testdata::random_indices(rng, B * n * 3, m);
-  const auto w = testdata::random_weights(rng, B, n);
-  single_and_default_threads([&] {
-    std::vector<float> out(static_cast<size_t>(B * C * n), -7.f);
-    CHECK(pvn3d_three_interpolate_cpu(B, C, m, n, f.data(), idx.data(), w.data(), out.data()) == PVN3D_OK, "%s",
-          pvn3d_last_error());
-    same_values("interpolate", out, ref::three_interpolate(f, idx, w, B, C, m, n));
-  });
+  // The kernel takes 4 channels at a time up to m = 1024 and 2 above, the rest one by one: every channel
+  // count below covers a whole group, a remainder, or both.
+  struct Size { int64_t B, C, m, n; };
+  for (const Size s : {Size{2, 7, 300, 1000}, Size{1, 4, 1024, 700}, Size{2, 6, 1025, 900}, Size{1, 3, 2048, 500},
+                       Size{3, 1, 50, 64}, Size{1, 10, 17, 333}}) {
+    const auto f = testdata::random_floats(rng, s.B * s.C * s.m, -2.f, 2.f);
+    const auto idx = testdata::random_indices(rng, s.B * s.n * 3, s.m);
+    const auto w = testdata::random_weights(rng, s.B, s.n);
+    single_and_default_threads([&] {
+      std::vector<float> out(static_cast<size_t>(s.B * s.C * s.n), -7.f);
+      CHECK(pvn3d_three_interpolate_cpu(s.B, s.C, s.m, s.n, f.data(), idx.data(), w.data(), out.data()) == PVN3D_OK,
+            "%s", pvn3d_last_error());
+      same_values("interpolate", out, ref::three_interpolate(f, idx, w, s.B, s.C, s.m, s.n));
+    });
+  }
 }
 
 TEST(three_interpolate_bad_indices) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CPU kernels before and after ef098cd (mean shift skipping settled modes, AVX2/AVX-512 clones, block
 # skips in ThreeNN and BallQuery), side by side on this machine: both commits built CPU-only (Release, the
-# project's CMake flags), compare_builds.cpp run on both (every CPU entry point, bit for bit), then
+# project's CMake flags), benchmarks/scripts/compare_cpu_builds.cpp run on both (every CPU entry point, bit for bit), then
 # interleaved JMH rounds of KernelBenchmark on the CPU (the benchmarks jar of this tree, the library chosen
 # with PVN3D_OPS_PATH). Writes build-compare.txt and jmh-<lib>-<round>.txt here.
 set -euo pipefail
@@ -15,7 +15,7 @@ for c in "$base" "$new"; do
   cmake -S "$work/src-$c" -B "$work/build-$c" -DPVN3D_WITH_CUDA=OFF -DPVN3D_BUILD_TESTS=OFF >/dev/null
   cmake --build "$work/build-$c" -j2 >/dev/null
 done
-g++ -O1 -std=c++17 "$here/compare_builds.cpp" -o "$work/compare_builds" -ldl
+g++ -O1 -std=c++17 "$repo/benchmarks/scripts/compare_cpu_builds.cpp" -o "$work/compare_builds" -ldl
 "$work/compare_builds" "$work/build-$base/libpvn3d_ops.so" "$work/build-$new/libpvn3d_ops.so" | tee "$here/build-compare.txt"
 jar="$repo/benchmarks/target/benchmarks.jar"
 fast=FPS_B1_N12288_np2048,BallQuery_B1_N12288_M2048_S16_r0.0175,BallQuery_B1_N12288_M2048_S32_r0.025,ThreeNN_B1_n12288_m2048,GroupPoints_B1_C99_N2048_M1024_S32,ThreeInterpolate_B1_C128_m2048_n12288,GatherPoints_B8_C256_N4096_M1024

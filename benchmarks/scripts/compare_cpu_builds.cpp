@@ -1,5 +1,5 @@
-// Bitwise comparison of every CPU entry point of two builds of libpvn3d_ops (ab.sh: the base commit against
-// this one), with each vote_aggregate call timed. Usage: compare_builds A.so B.so
+// Bitwise comparison of every CPU entry point of two builds of libpvn3d_ops (cpu-ab.sh: a base commit against
+// a new one), with each vote_aggregate call timed. Usage: compare_cpu_builds A.so B.so
 #include <dlfcn.h>
 #include <cstdio>
 #include <cstdint>
