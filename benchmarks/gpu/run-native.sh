@@ -44,6 +44,7 @@ forced() {  # VAR VALUE TEST
   { echo "== pvn3d_test_$3 ($1=$2) exit $rc"; tail -3 /tmp/pvn3d-native-test.txt; } >> "$OUT/native-ctest.txt"
 }
 for k in transposed staged; do forced PVN3D_THREE_INTERPOLATE $k three_interpolate; done
+forced PVN3D_THREE_NN plain three_nn
 for k in direct staged direct1 direct2 direct4 direct8; do forced PVN3D_GATHER $k gather_points; forced PVN3D_GATHER $k group_points; done
 echo "native tests: $(grep -c '^== .* exit 0$' "$OUT/native-ctest.txt") passed, $fails failed"
 "$d/pvn3d_bench_cuda" --host "$OUT/host-launch.txt" > /dev/null 2>&1; echo "host exit $?"; cat "$OUT/host-launch.txt"

@@ -7,6 +7,7 @@
 //   leaves out the CUDA cases above 4M point pairs)
 #include <cstdio>
 #include <string>
+#include <limits>
 #include <vector>
 
 #include "harness.h"
@@ -133,6 +134,12 @@ TEST(three_nn_cuda_equals_cpu) {
   std::vector<float> lattice;
   for (int i = 0; i < 5000; ++i) lattice.insert(lattice.end(), {float(i % 4) * 0.25f, float(i % 3) * 0.25f, 0.f});
   compare_three_nn(testdata::random_cloud(rng, 1, 300, 0.f, 0.75f), lattice, 1, 300, 5000, "three_nn lattice ties");
+  // Known points at infinity or NaN are never taken (their distance is +inf or NaN), by the lanes nor by the
+  // group's shared bound; every 7th here, spread over the lanes and both tiles.
+  auto odd = testdata::random_cloud(rng, 1, 3000, 0.f, 0.5f);
+  for (size_t p = 0; p < 3000; p += 7) odd[3 * p + p % 3] = p % 2 ? std::numeric_limits<float>::infinity()
+                                                                   : std::numeric_limits<float>::quiet_NaN();
+  compare_three_nn(testdata::random_cloud(rng, 1, 2000, 0.f, 0.5f), odd, 1, 2000, 3000, "three_nn non-finite known points");
   Dev<float> p(9);
   Dev<int64_t> i(3);
   CHECK(pvn3d_three_nn_cuda(1, 1, 2, p.p, p.p, p.p, i.p, testenv::stream()) == PVN3D_ERR_INVALID_ARGUMENT, "m < 3");
