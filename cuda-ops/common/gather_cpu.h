@@ -2,8 +2,8 @@
  * The shared loop of GatherPoints and GroupPoints on the CPU (internal):
  *   out[b, c, p] = features[b, c, idx[b, p]]   for b < B, c < C, p < P,
  * features [B, C, N], idx [B, P] (GroupPoints: P = M*S), out [B, C, P]. Indices must already be
- * validated (check_indices). Parallel over the B*C rows; the inner loop reads idx and writes out
- * contiguously.
+ * validated (check_indices). Parallel over groups of K rows of one batch item; the inner loop reads idx
+ * once for the K rows and writes each row contiguously.
  */
 #ifndef PVN3D_COMMON_GATHER_CPU_H
 #define PVN3D_COMMON_GATHER_CPU_H
