@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The device tool carries at most 64 MiB a call: the tracked tree (about 17 MB now) plus the carried
+# The device tool carries at most 64 MiB a call: the tracked tree (about 20 MB now) plus the carried
 # folder. make-kit.sh (../shared/gpu-kit) writes three parts of up to 50 MB, which no longer fit beside
 # the tree. This re-cuts .gpukit/{a,b,c} into .gpukit/p0 ... pN of PART_MB (default 34) MB each, in
 # the same byte order, with the same install script: carry one folder a call and run
 #   bash .gpukit/p0/install-kit.sh .gpukit/p0      (... the same for p1 ... pN-1)
 #   bash .gpukit/pN/install-kit.sh --finish .gpukit/pN
+# (a small last part can travel with the one before it: install-kit.sh --finish .gpukit/pN-1 .gpukit/pN)
 # (install-kit.sh joins kit.part* in name order: kit.part00, kit.part01, ...).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
