@@ -50,6 +50,18 @@ inline int64_t grain_for(int64_t ops_per_item) {
   return ops_per_item >= kParallelRangeOps ? 1 : kParallelRangeOps / (ops_per_item > 0 ? ops_per_item : 1);
 }
 
+/*
+ * How many pieces to cut each of `items` rows of `len` elements into, so that small counts of long rows still
+ * give every thread ranges (about 4 a thread) while no piece is shorter than `min_len` elements: 1 when
+ * there are rows enough.
+ */
+inline int64_t pieces_for(int64_t items, int64_t len, int64_t min_len) {
+  const int64_t want = 4 * static_cast<int64_t>(num_threads());
+  if (items <= 0 || items >= want) return 1;
+  const int64_t most = std::max<int64_t>(1, len / std::max<int64_t>(1, min_len));
+  return std::min<int64_t>((want + items - 1) / items, most);
+}
+
 namespace detail {
 
 /* One parallel_for call as the pool sees it: ranges [0, count), range r run by run(ctx, r). */

@@ -60,7 +60,8 @@ TEST(gather_points_vs_reference) {
   // these channel counts cover whole groups, remainders, or both.
   struct Size { int64_t B, C, N, M; };
   for (const Size s : {Size{2, 5, 300, 77}, Size{1, 4, 1024, 50}, Size{2, 7, 1500, 90}, Size{1, 3, 2000, 31},
-                       Size{3, 1, 10, 4}, Size{1, 2, 1025, 1025}, Size{2, 7, 300, 60}}) {
+                       Size{3, 1, 10, 4}, Size{1, 2, 1025, 1025}, Size{2, 7, 300, 60},
+                       Size{1, 3, 2000, 20000}}) {  // the last: few long rows, also cut along M
     const auto f = testdata::random_floats(rng, s.B * s.C * s.N, -1.f, 1.f);
     const auto idx = testdata::random_indices(rng, s.B * s.M, s.N);
     single_and_default_threads([&] {

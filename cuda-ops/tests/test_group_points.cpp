@@ -46,9 +46,11 @@ void compare_group(const std::vector<float>& f, const std::vector<int64_t>& idx,
 
 TEST(group_points_vs_reference) {
   Rng rng(7);
-  // 4 rows at a time up to N = 1024, 2 above (common/gather_cpu.h), with and without a remainder
+  // 4 rows at a time up to N = 1024, 2 above (common/gather_cpu.h), with and without a remainder; the last
+  // has few long rows (cut along M*S too)
   struct Size { int64_t B, C, N, M, S; };
-  for (const Size s : {Size{2, 6, 500, 64, 16}, Size{1, 5, 1100, 40, 8}, Size{2, 3, 64, 10, 3}}) {
+  for (const Size s :
+       {Size{2, 6, 500, 64, 16}, Size{1, 5, 1100, 40, 8}, Size{2, 3, 64, 10, 3}, Size{1, 2, 3000, 700, 20}}) {
     const auto f = testdata::random_floats(rng, s.B * s.C * s.N, -1.f, 1.f);
     const auto idx = testdata::random_indices(rng, s.B * s.M * s.S, s.N);
     single_and_default_threads([&] {

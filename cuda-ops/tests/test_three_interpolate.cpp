@@ -97,7 +97,8 @@ TEST(three_interpolate_vs_reference) {
   // count below covers a whole group, a remainder, or both.
   struct Size { int64_t B, C, m, n; };
   for (const Size s : {Size{2, 7, 300, 1000}, Size{1, 4, 1024, 700}, Size{2, 6, 1025, 900}, Size{1, 3, 2048, 500},
-                       Size{3, 1, 50, 64}, Size{1, 10, 17, 333}}) {
+                       Size{3, 1, 50, 64}, Size{1, 10, 17, 333},
+                       Size{1, 3, 2048, 9000}}) {  // the last: few long rows, also cut along n
     const auto f = testdata::random_floats(rng, s.B * s.C * s.m, -2.f, 2.f);
     const auto idx = testdata::random_indices(rng, s.B * s.n * 3, s.m);
     const auto w = testdata::random_weights(rng, s.B, s.n);

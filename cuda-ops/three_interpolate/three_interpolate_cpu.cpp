@@ -9,16 +9,16 @@
 
 namespace {
 
-// out[k * n + j] for K consecutive channels (features rows f + k * m), every point j in [0, n).
+// o[k * stride + j] for K consecutive channels (features rows f + k * m), points j in [0, count).
 template <int K>
 void interpolate(const float* __restrict__ f, int64_t m, const int64_t* __restrict__ ix, const float* __restrict__ w,
-                 int64_t n, float* __restrict__ o) {
-  for (int64_t j = 0; j < n; ++j) {
+                 int64_t count, float* __restrict__ o, int64_t stride) {
+  for (int64_t j = 0; j < count; ++j) {
     const int64_t i0 = ix[3 * j], i1 = ix[3 * j + 1], i2 = ix[3 * j + 2];
     const float w0 = w[3 * j], w1 = w[3 * j + 1], w2 = w[3 * j + 2];
     for (int k = 0; k < K; ++k) {
       const float* fk = f + k * m;
-      o[k * n + j] = fk[i0] * w0 + fk[i1] * w1 + fk[i2] * w2;
+      o[k * stride + j] = fk[i0] * w0 + fk[i1] * w1 + fk[i2] * w2;
     }
   }
 }
@@ -38,21 +38,26 @@ extern "C" pvn3d_status pvn3d_three_interpolate_cpu(int64_t B, int64_t C, int64_
   // rows of features stay in L1 for their random reads: 4 up to m = 1024, else 2 (x86-64 has 16 registers:
   // K = 8 spilled and was slower at every size; this machine, 2026-12-05: B=1 C=128 m=2048 n=12288 1.78 ->
   // 1.28 ms on one thread, B=8 C=256 m=4096 n=16384 51.8 -> 36.5 ms, B=1 C=256 m=512 n=2048 541 -> 333 us).
+  // Few groups of long rows are also cut along n, so that every thread gets ranges.
   const int K = m <= 1024 ? 4 : 2;
   const int64_t groups = (C + K - 1) / K;
-  pvn3d::parallel_for(B * groups, pvn3d::grain_for(3 * n * K), [=](int64_t begin, int64_t end) {
+  const int64_t pieces = pvn3d::pieces_for(B * groups, n, 2048);
+  pvn3d::parallel_for(B * groups * pieces, pvn3d::grain_for(3 * K * std::max<int64_t>(1, n / pieces)),
+                      [=](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      const int64_t b = r / groups, c0 = r % groups * K, c1 = std::min(C, c0 + K);
-      const int64_t* ix = idx + b * n * 3;
-      const float* w = weight + b * n * 3;
+      const int64_t g = r / pieces, piece = r % pieces;
+      const int64_t b = g / groups, c0 = g % groups * K, c1 = std::min(C, c0 + K);
+      const int64_t j0 = n * piece / pieces, count = n * (piece + 1) / pieces - j0;
+      const int64_t* ix = idx + (b * n + j0) * 3;
+      const float* w = weight + (b * n + j0) * 3;
       const float* f = features + (b * C + c0) * m;
-      float* o = out + (b * C + c0) * n;
+      float* o = out + (b * C + c0) * n + j0;
       if (c1 - c0 == 4) {
-        interpolate<4>(f, m, ix, w, n, o);
+        interpolate<4>(f, m, ix, w, count, o, n);
       } else if (c1 - c0 == 2) {
-        interpolate<2>(f, m, ix, w, n, o);
+        interpolate<2>(f, m, ix, w, count, o, n);
       } else {
-        for (int64_t c = 0; c < c1 - c0; ++c) interpolate<1>(f + c * m, m, ix, w, n, o + c * n);
+        for (int64_t c = 0; c < c1 - c0; ++c) interpolate<1>(f + c * m, m, ix, w, count, o + c * n, n);
       }
     }
   });
