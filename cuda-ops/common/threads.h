@@ -53,7 +53,8 @@ inline int64_t grain_for(int64_t ops_per_item) {
 /*
  * How many pieces to cut each of `items` rows of `len` elements into, so that small counts of long rows still
  * give every thread ranges (about 4 a thread) while no piece is shorter than `min_len` elements: 1 when
- * there are rows enough.
+ * there are rows enough. parallel_for's grain still joins pieces holding less than kParallelRangeOps into
+ * one range, so short rows stay on fewer threads.
  */
 inline int64_t pieces_for(int64_t items, int64_t len, int64_t min_len) {
   const int64_t want = 4 * static_cast<int64_t>(num_threads());
