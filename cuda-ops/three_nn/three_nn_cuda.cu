@@ -70,22 +70,7 @@ __device__ __forceinline__ Top3 merge(Top3 a, Top3 b) {
   return o;
 }
 
-__device__ __forceinline__ void insert(Top3& best, float d, int i) {
-  if (d < best.d3) {
-    if (d < best.d1) {
-      best.d3 = best.d2; best.i3 = best.i2;
-      best.d2 = best.d1; best.i2 = best.i1;
-      best.d1 = d; best.i1 = i;
-    } else if (d < best.d2) {
-      best.d3 = best.d2; best.i3 = best.i2;
-      best.d2 = d; best.i2 = i;
-    } else {
-      best.d3 = d; best.i3 = i;
-    }
-  }
-}
-
-// insert() for a d already known to be below best.d3.
+// Inserts (d, i) into a sorted triple whose third distance d is known to be below.
 __device__ __forceinline__ void insert_below(Top3& best, float d, int i) {
   if (d < best.d1) {
     best.d3 = best.d2; best.i3 = best.i2;
@@ -97,6 +82,11 @@ __device__ __forceinline__ void insert_below(Top3& best, float d, int i) {
   } else {
     best.d3 = d; best.i3 = i;
   }
+}
+
+// Inserts (d, i) if it beats the third best (strict `<`: a later index never displaces an equal distance).
+__device__ __forceinline__ void insert(Top3& best, float d, int i) {
+  if (d < best.d3) insert_below(best, d, i);
 }
 
 // The third smallest distance over the G lanes of a group, each holding its own sorted (a1, a2, a3) (+inf
