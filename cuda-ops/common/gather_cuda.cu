@@ -343,14 +343,15 @@ int direct_channels(int64_t B, int64_t C, int64_t gx) {
 // Staged when a block's rows are repaid by the positions it serves: a direct 4-byte gather moves a 32-byte
 // sector per output, staging moves N/P bytes per output byte, coalesced, but in two phases (stage, then
 // gather) that a small launch cannot hide. So: every row serving at least 4 outputs an element (N <= P/4,
-// GroupPoints' shapes), or N <= 4 P over features of at least 2^21 floats. Measured on the H200
-// (results/2026-12-05-gpu): staged 0.86 against direct 1.20 of the reference kernel's time at B=8 C=256
-// N=4096 P=1024 (8.4 M floats); direct the faster at B=1 C=128 N=2048 P=1024 (0.26 M floats: 1.03-1.07
-// against 1.28-1.31), B=8 C=3 N=16384 P=4096 (0.39 M: 0.73 against 0.89) and B=8 C=512 N=128 P=128
-// (0.52 M: 0.72 against 0.89), held timing.
-bool stage_by_rule(int64_t B, int64_t C, int64_t N, int64_t P) {
+// GroupPoints' shapes); and, where the direct kernel takes one position a thread (P % 4 != 0 or unaligned),
+// N <= 4 P over features of at least 2^21 floats. Measured: with one position a thread, staged 0.86 against
+// direct 1.20 of the reference kernel's time at B=8 C=256 N=4096 P=1024 (8.4 M floats; H200,
+// results/2026-12-05-gpu); with four (16-byte index loads, all 4 x CH loads in flight) direct 0.75 against
+// staged 0.80-0.82 there, and direct the faster at the smaller sizes as before (H100,
+// results/2026-12-05-h100-reduce-scatter, three interleaved rounds of each).
+bool stage_by_rule(int64_t B, int64_t C, int64_t N, int64_t P, bool vec) {
   if (N <= P / 4) return true;
-  return N <= 4 * P && B * C * N >= (int64_t{1} << 21);
+  return !vec && N <= 4 * P && B * C * N >= (int64_t{1} << 21);
 }
 
 template <int CH>
@@ -371,9 +372,9 @@ pvn3d_status gather_rows_cuda(const char* op, const float* features, const int64
     return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: too many points per batch for CUDA (%lld)", op, (long long)P);
   pvn3d::cuda::clear_stale_error();
   const GatherOverride forced = gather_override();
-  const bool stage = forced.mode == 2 || (forced.mode == 0 && stage_by_rule(B, C, N, P));
-  const RowsPlan plan = stage ? plan_rows(B, C, N, P, N / 4 > 512 ? N / 4 : 512, 1.0) : RowsPlan{};
   const bool vec = P % 4 == 0 && aligned16(idx) && aligned16(out);
+  const bool stage = forced.mode == 2 || (forced.mode == 0 && stage_by_rule(B, C, N, P, vec));
+  const RowsPlan plan = stage ? plan_rows(B, C, N, P, N / 4 > 512 ? N / 4 : 512, 1.0) : RowsPlan{};
   if (plan.rows > 0) {
     const auto kernel = vec ? gather_staged_kernel<4> : gather_staged_kernel<1>;
     static std::atomic<int> smem_set[2][kMaxDeviceFlags];

@@ -253,12 +253,23 @@ __global__ void __launch_bounds__(kThreads)
         for (; s < s_end; ++s) {
           const int t = s * G + g;
           const float4 p = tile[t];
+          // the four distances first, then one branch for the step's inserts: the common step (no lane takes a
+          // point) is one uniform branch instead of four divergent ones (H100, B=1: 0.0268 -> 0.0264 ms held,
+          // B=8 0.319 -> 0.294)
+          float d[kQueries];
+          bool hit = false;
 #pragma unroll
           for (int q = 0; q < kQueries; ++q) {
-            const float d = cuda::dist2(p.x, p.y, p.z, ux[q], uy[q], uz[q]);
-            if (d < bound[q]) {  // bound[q] <= best[q].d3
-              insert_below(best[q], d, base + t);
-              bound[q] = fminf(bound[q], best[q].d3);
+            d[q] = cuda::dist2(p.x, p.y, p.z, ux[q], uy[q], uz[q]);
+            hit |= d[q] < bound[q];
+          }
+          if (hit) {
+#pragma unroll
+            for (int q = 0; q < kQueries; ++q) {
+              if (d[q] < bound[q]) {  // bound[q] <= best[q].d3
+                insert_below(best[q], d[q], base + t);
+                bound[q] = fminf(bound[q], best[q].d3);
+              }
             }
           }
         }
