@@ -19,33 +19,58 @@ struct SmemCache {
 SmemCache g_smem[kMaxDevices];
 
 // CH channels a thread (8, 4, 2 or 1): fewer when the grid would otherwise leave SMs idle (direct_channels).
-// The grid's y covers the chunks of CH channels and z the batch, each striding past 65535, so a thread finds
-// its (b, chunk) without dividing (a 64-bit division a thread, even on its 32-bit fast path, costs more
-// instructions than the gather of one channel).
-template <int CH>
+// V positions a thread: 4 (P % 4 == 0, idx and out 16-byte aligned: two 16-byte index loads, all 4 x CH
+// feature loads in flight before one float4 store per channel) or 1. The grid's y covers the chunks of CH
+// channels and z the batch, each striding past 65535, so a thread finds its (b, chunk) without dividing (a
+// 64-bit division a thread, even on its 32-bit fast path, costs more instructions than the gather of one
+// channel).
+template <int CH, int V>
 __global__ void __launch_bounds__(kGatherThreads)
     gather_direct_kernel(const float* __restrict__ features, const int64_t* __restrict__ idx, int64_t B, int64_t C,
                          int64_t N, int64_t P, float* __restrict__ out, int64_t* index_error) {
-  const int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t p = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
   if (p >= P) return;
   const int64_t chunks = (C + CH - 1) / CH;
   for (int64_t b = blockIdx.z; b < B; b += gridDim.z) {
     const int64_t ipos = b * P + p;
-    const int64_t v = __ldg(idx + ipos);
-    const bool ok = index_ok(v, N);
-    // one report per position: the chunk holding channel 0 makes it (every chunk reads the same index)
-    if (!ok && blockIdx.y == 0) record_bad_index(index_error, ipos, v);
+    int64_t v[V];
+    bool ok[V];
+    if constexpr (V == 4) {
+      const longlong2 lo = __ldg(reinterpret_cast<const longlong2*>(idx + ipos));
+      const longlong2 hi = __ldg(reinterpret_cast<const longlong2*>(idx + ipos + 2));
+      v[0] = lo.x;
+      v[V > 1 ? 1 : 0] = lo.y;
+      v[V > 2 ? 2 : 0] = hi.x;
+      v[V > 3 ? 3 : 0] = hi.y;
+    } else {
+      v[0] = __ldg(idx + ipos);
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      ok[e] = index_ok(v[e], N);
+      // one report per position: the chunk holding channel 0 makes it (every chunk reads the same index)
+      if (!ok[e] && blockIdx.y == 0) record_bad_index(index_error, ipos + e, v[e]);
+      if (!ok[e]) v[e] = 0;  // read an element in bounds, write 0
+    }
     for (int64_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
       const int64_t c0 = chunk * CH;
-      const float* f = features + (b * C + c0) * N + (ok ? v : 0);
+      const float* f = features + (b * C + c0) * N;
       float* o = out + (b * C + c0) * P + p;
       const int nc = static_cast<int>(C - c0 < CH ? C - c0 : CH);
-      float vals[CH];
-#pragma unroll
-      for (int k = 0; k < CH; ++k) vals[k] = (k < nc && ok) ? __ldg(f + k * N) : 0.f;
+      float vals[CH][V];
 #pragma unroll
       for (int k = 0; k < CH; ++k)
-        if (k < nc) o[k * P] = vals[k];
+#pragma unroll
+        for (int e = 0; e < V; ++e) vals[k][e] = (k < nc && ok[e]) ? __ldg(f + k * N + v[e]) : 0.f;
+#pragma unroll
+      for (int k = 0; k < CH; ++k) {
+        if (k >= nc) continue;
+        if constexpr (V == 4)
+          *reinterpret_cast<float4*>(o + k * P) = make_float4(vals[k][0], vals[k][V > 1 ? 1 : 0],
+                                                              vals[k][V > 2 ? 2 : 0], vals[k][V > 3 ? 3 : 0]);
+        else
+          o[k * P] = vals[k][0];
+      }
     }
   }
 }
@@ -318,50 +343,53 @@ int direct_channels(int64_t B, int64_t C, int64_t gx) {
 // Staged when a block's rows are repaid by the positions it serves: a direct 4-byte gather moves a 32-byte
 // sector per output, staging moves N/P bytes per output byte, coalesced, but in two phases (stage, then
 // gather) that a small launch cannot hide. So: every row serving at least 4 outputs an element (N <= P/4,
-// GroupPoints' shapes), or N <= 4 P over features of at least 2^21 floats. Measured on the H200
-// (results/2026-12-05-gpu): staged 0.86 against direct 1.20 of the reference kernel's time at B=8 C=256
-// N=4096 P=1024 (8.4 M floats); direct the faster at B=1 C=128 N=2048 P=1024 (0.26 M floats: 1.03-1.07
-// against 1.28-1.31), B=8 C=3 N=16384 P=4096 (0.39 M: 0.73 against 0.89) and B=8 C=512 N=128 P=128
-// (0.52 M: 0.72 against 0.89), held timing.
-bool stage_by_rule(int64_t B, int64_t C, int64_t N, int64_t P) {
+// GroupPoints' shapes); and, where the direct kernel takes one position a thread (P % 4 != 0 or unaligned),
+// N <= 4 P over features of at least 2^21 floats. Measured: with one position a thread, staged 0.86 against
+// direct 1.20 of the reference kernel's time at B=8 C=256 N=4096 P=1024 (8.4 M floats; H200,
+// results/2026-12-05-gpu); with four (16-byte index loads, all 4 x CH loads in flight) direct 0.75 against
+// staged 0.80-0.82 there, and direct the faster at the smaller sizes as before (H100,
+// results/2026-12-05-h100-reduce-scatter, three interleaved rounds of each).
+bool stage_by_rule(int64_t B, int64_t C, int64_t N, int64_t P, bool vec) {
   if (N <= P / 4) return true;
-  return N <= 4 * P && B * C * N >= (int64_t{1} << 21);
+  return !vec && N <= 4 * P && B * C * N >= (int64_t{1} << 21);
 }
 
 template <int CH>
 void launch_direct(const float* features, const int64_t* idx, int64_t B, int64_t C, int64_t N, int64_t P, float* out,
-                   int64_t* index_error, unsigned gx, cudaStream_t stream) {
+                   int64_t* index_error, bool vec, unsigned gx, cudaStream_t stream) {
   const int64_t chunks = (C + CH - 1) / CH;
   const unsigned gy = static_cast<unsigned>(chunks < 65535 ? chunks : 65535);
   const unsigned gz = static_cast<unsigned>(B < 65535 ? B : 65535);
-  gather_direct_kernel<CH><<<dim3(gx, gy, gz), kGatherThreads, 0, stream>>>(features, idx, B, C, N, P, out,
-                                                                           index_error);
+  const auto kernel = vec ? gather_direct_kernel<CH, 4> : gather_direct_kernel<CH, 1>;
+  kernel<<<dim3(gx, gy, gz), kGatherThreads, 0, stream>>>(features, idx, B, C, N, P, out, index_error);
 }
 
 }  // namespace
 
 pvn3d_status gather_rows_cuda(const char* op, const float* features, const int64_t* idx, int64_t B, int64_t C,
                               int64_t N, int64_t P, float* out, int64_t* index_error, cudaStream_t stream) {
-  const int64_t gx = (P + kGatherThreads - 1) / kGatherThreads;
-  if (gx > INT32_MAX) return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: too many points per batch for CUDA (%lld)", op, (long long)P);
+  if ((P + kGatherThreads - 1) / kGatherThreads > INT32_MAX)
+    return fail(PVN3D_ERR_INVALID_ARGUMENT, "%s: too many points per batch for CUDA (%lld)", op, (long long)P);
   pvn3d::cuda::clear_stale_error();
   const GatherOverride forced = gather_override();
-  const bool stage = forced.mode == 2 || (forced.mode == 0 && stage_by_rule(B, C, N, P));
+  const bool vec = P % 4 == 0 && aligned16(idx) && aligned16(out);
+  const bool stage = forced.mode == 2 || (forced.mode == 0 && stage_by_rule(B, C, N, P, vec));
   const RowsPlan plan = stage ? plan_rows(B, C, N, P, N / 4 > 512 ? N / 4 : 512, 1.0) : RowsPlan{};
   if (plan.rows > 0) {
-    const bool vec = P % 4 == 0 && aligned16(idx) && aligned16(out);
     const auto kernel = vec ? gather_staged_kernel<4> : gather_staged_kernel<1>;
     static std::atomic<int> smem_set[2][kMaxDeviceFlags];
     PVN3D_TRY(allow_max_smem(op, reinterpret_cast<const void*>(kernel), smem_set[vec ? 1 : 0]));
     kernel<<<dim3(plan.gx, plan.gy), kStagedThreads, plan.smem_bytes, stream>>>(
         features, idx, B, C, static_cast<int>(N), P, out, plan.rows, plan.p_per_block, index_error);
   } else {
+    const int64_t per_thread = vec ? 4 : 1;
+    const int64_t gx = (P / per_thread + kGatherThreads - 1) / kGatherThreads;
     const int ch = forced.channels > 0 ? forced.channels : direct_channels(B, C, gx);
     const unsigned ugx = static_cast<unsigned>(gx);
-    if (ch == 8) launch_direct<8>(features, idx, B, C, N, P, out, index_error, ugx, stream);
-    else if (ch == 4) launch_direct<4>(features, idx, B, C, N, P, out, index_error, ugx, stream);
-    else if (ch == 2) launch_direct<2>(features, idx, B, C, N, P, out, index_error, ugx, stream);
-    else launch_direct<1>(features, idx, B, C, N, P, out, index_error, ugx, stream);
+    if (ch == 8) launch_direct<8>(features, idx, B, C, N, P, out, index_error, vec, ugx, stream);
+    else if (ch == 4) launch_direct<4>(features, idx, B, C, N, P, out, index_error, vec, ugx, stream);
+    else if (ch == 2) launch_direct<2>(features, idx, B, C, N, P, out, index_error, vec, ugx, stream);
+    else launch_direct<1>(features, idx, B, C, N, P, out, index_error, vec, ugx, stream);
   }
   return check_launch(op);
 }

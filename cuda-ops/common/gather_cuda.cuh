@@ -11,13 +11,13 @@
  *    target positions from there. Each thread owns a group of 4 consecutive positions (one 16-byte
  *    index pair load, one float4 store per row) and a subset of the rows, so every global access is
  *    coalesced and vectorised; only the shared-memory reads are random. Used when a block's staged
- *    rows are small beside what it writes (N <= P / 4), or not much larger (N <= 4 * P) over features
- *    large enough (2^21 floats) to hide the two phases: a direct 4-byte gather moves a whole 32-byte
- *    sector per output.
- *  - direct: grid.x covers p (one thread per p, so idx reads and out writes are coalesced), grid.y
- *    covers (b, chunk of up to kGatherChannels channels): each thread reads its index once and issues
- *    a chunk's independent loads before its stores; chunks shrink (8, 4, 2, 1 channels) until every SM
- *    has two blocks. For N much larger than P, small launches, or rows that do not fit in shared memory.
+ *    rows are small beside what it writes (N <= P / 4); where the direct kernel must take one position
+ *    a thread, also when they are not much larger (N <= 4 * P) over features large enough (2^21
+ *    floats) to hide the two phases: a direct 4-byte gather moves a whole 32-byte sector per output.
+ *  - direct: grid.x covers p (4 consecutive positions a thread where P % 4 == 0 and idx and out are
+ *    16-byte aligned, else one; idx reads and out writes coalesced), grid.y covers (b, chunk of up to
+ *    kGatherChannels channels): each thread reads its indices once and issues a chunk's independent
+ *    loads before its stores; chunks shrink (8, 4, 2, 1 channels) until every SM has two blocks.
  *
  * plan_rows (also used by ThreeInterpolate) sizes the staged launch for the current device: 512-thread
  * blocks, two per SM (so one block's staging overlaps the other's gathers), up to as many rows as fit in

@@ -7,7 +7,8 @@
 // partial lists by (distance, index), which is exactly the sequential strict-`<` result: both are the
 // three lexicographically smallest (distance, index) pairs among the points that were ever inserted
 // (never +inf or NaN). G is picked per launch so that small batches still fill the GPU (G = 32 for one
-// cloud of 12288 points, 8 for eight of 16384).
+// cloud of 12288 points, 8 for eight of 16384). The group's merges are reduce-scatters (merge_group,
+// refresh_bounds): each lane ends with one of the Q lists, not all of them.
 //
 // The group also shares a bound (kBound, the default): after 8, 16, 32, ... steps in lockstep the group
 // computes its third-best distance so far over all its lanes' lists, and a lane then takes a point only if it
@@ -36,6 +37,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kQueries = 4;  // unknown points per thread (Q)
 constexpr int kTile = 2048;
+constexpr int kStageUnroll = 4;  // known points a thread loads at once into the tile
 
 struct Top3 {
   float d1, d2, d3;
@@ -89,23 +91,96 @@ __device__ __forceinline__ void insert(Top3& best, float d, int i) {
   if (d < best.d3) insert_below(best, d, i);
 }
 
-// The third smallest distance over the G lanes of a group, each holding its own sorted (a1, a2, a3) (+inf
-// where it has fewer than three): the k-th smallest of two sorted triples is the smallest of max(a_i, b_j)
-// over i + j = k (a_0 = b_0 = -inf). Every lane of the warp must call it (shuffles over the whole warp).
+// The k-th smallest of two sorted triples (a1, a2, a3), (b1, b2, b3) of distances (+inf where a lane has fewer
+// than three): the smallest of max(a_i, b_j) over i + j = k (a_0 = b_0 = -inf). In place into a.
+__device__ __forceinline__ void merge_distances(float& a1, float& a2, float& a3, float b1, float b2, float b3) {
+  const float c2 = fminf(fminf(a2, b2), fmaxf(a1, b1));
+  const float c3 = fminf(fminf(a3, b3), fminf(fmaxf(a1, b2), fmaxf(a2, b1)));
+  a1 = fminf(a1, b1);
+  a2 = c2;
+  a3 = c3;
+}
+
+// Where a group's four lists end up after split_quarters: lane g of the group holds query
+// 2 * (g & G/2 ? 1 : 0) + (g & G/4 ? 1 : 0); the lane of the group holding query q.
 template <int G>
-__device__ __forceinline__ float group_third(float a1, float a2, float a3) {
+__device__ __forceinline__ int query_of_lane(int g) { return ((g & (G / 2)) ? 2 : 0) + ((g & (G / 4)) ? 1 : 0); }
+template <int G>
+__device__ __forceinline__ int lane_of_query(int q) { return (q >> 1) * (G / 2) + (q & 1) * (G / 4); }
+
+// The group's reductions over its G lanes' lists of the kQueries = 4 unknown points are reduce-scatters: the
+// first round (partner G/2 away) leaves each lane two of the four queries, merged with its partner's copies of
+// them, the second (G/4) one, and the remaining rounds reduce that one as a butterfly. Against a butterfly over
+// all four (every lane merging every query every round): a third of the shuffles and merges, which were a
+// quarter of the kernel's instructions at B=1 (G=32). split_pair picks, from two values, the one a lane keeps
+// and the one it sends: the lower half of a pair keeps the first.
+template <typename T>
+__device__ __forceinline__ void split_pair(bool upper, const T& first, const T& second, T& keep, T& send) {
+  keep = upper ? second : first;
+  send = upper ? first : second;
+}
+
+// bound[q] = min(bound[q], the third smallest distance over the group's lists of query q) on every lane.
+// Every lane of the warp must call it (shuffles over the whole warp).
+template <int G>
+__device__ __forceinline__ void refresh_bounds(const Top3 (&best)[kQueries], float (&bound)[kQueries]) {
+  static_assert(kQueries == 4 && G >= 4 && 32 % G == 0, "two halving rounds over four queries");
+  const int g = threadIdx.x % G;
+  const bool up1 = g & (G / 2), up2 = g & (G / 4);
+  float k[2][3], s[2][3];
 #pragma unroll
-  for (int off = G / 2; off >= 1; off >>= 1) {
-    const float b1 = __shfl_xor_sync(0xffffffffu, a1, off);
-    const float b2 = __shfl_xor_sync(0xffffffffu, a2, off);
-    const float b3 = __shfl_xor_sync(0xffffffffu, a3, off);
-    const float c2 = fminf(fminf(a2, b2), fmaxf(a1, b1));
-    const float c3 = fminf(fminf(a3, b3), fminf(fmaxf(a1, b2), fmaxf(a2, b1)));
-    a1 = fminf(a1, b1);
-    a2 = c2;
-    a3 = c3;
+  for (int h = 0; h < 2; ++h) {  // query pairs (0, 2) and (1, 3): the lower half keeps 0 and 1
+    split_pair(up1, best[h].d1, best[h + 2].d1, k[h][0], s[h][0]);
+    split_pair(up1, best[h].d2, best[h + 2].d2, k[h][1], s[h][1]);
+    split_pair(up1, best[h].d3, best[h + 2].d3, k[h][2], s[h][2]);
   }
-  return a3;
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    merge_distances(k[h][0], k[h][1], k[h][2], __shfl_xor_sync(0xffffffffu, s[h][0], G / 2),
+                    __shfl_xor_sync(0xffffffffu, s[h][1], G / 2), __shfl_xor_sync(0xffffffffu, s[h][2], G / 2));
+  float a1, a2, a3, b1, b2, b3;
+  split_pair(up2, k[0][0], k[1][0], a1, b1);
+  split_pair(up2, k[0][1], k[1][1], a2, b2);
+  split_pair(up2, k[0][2], k[1][2], a3, b3);
+  merge_distances(a1, a2, a3, __shfl_xor_sync(0xffffffffu, b1, G / 4), __shfl_xor_sync(0xffffffffu, b2, G / 4),
+                  __shfl_xor_sync(0xffffffffu, b3, G / 4));
+#pragma unroll
+  for (int off = G / 8; off >= 1; off >>= 1)
+    merge_distances(a1, a2, a3, __shfl_xor_sync(0xffffffffu, a1, off), __shfl_xor_sync(0xffffffffu, a2, off),
+                    __shfl_xor_sync(0xffffffffu, a3, off));
+#pragma unroll
+  for (int q = 0; q < kQueries; ++q)
+    bound[q] = fminf(bound[q], __shfl_sync(0xffffffffu, a3, lane_of_query<G>(q), G));
+}
+
+__device__ __forceinline__ Top3 shfl_xor(const Top3& t, int off) {
+  Top3 o;
+  o.d1 = __shfl_xor_sync(0xffffffffu, t.d1, off);
+  o.d2 = __shfl_xor_sync(0xffffffffu, t.d2, off);
+  o.d3 = __shfl_xor_sync(0xffffffffu, t.d3, off);
+  o.i1 = __shfl_xor_sync(0xffffffffu, t.i1, off);
+  o.i2 = __shfl_xor_sync(0xffffffffu, t.i2, off);
+  o.i3 = __shfl_xor_sync(0xffffffffu, t.i3, off);
+  return o;
+}
+
+// The group's merged list of query query_of_lane<G>(g) (the same reduce-scatter as refresh_bounds, on whole
+// lists). Every lane of the warp must call it.
+template <int G>
+__device__ __forceinline__ Top3 merge_group(const Top3 (&best)[kQueries]) {
+  const int g = threadIdx.x % G;
+  const bool up1 = g & (G / 2), up2 = g & (G / 4);
+  Top3 k0, k1, s0, s1;
+  split_pair(up1, best[0], best[2], k0, s0);
+  split_pair(up1, best[1], best[3], k1, s1);
+  k0 = merge(k0, shfl_xor(s0, G / 2));
+  k1 = merge(k1, shfl_xor(s1, G / 2));
+  Top3 a, b;
+  split_pair(up2, k0, k1, a, b);
+  a = merge(a, shfl_xor(b, G / 4));
+#pragma unroll
+  for (int off = G / 8; off >= 1; off >>= 1) a = merge(a, shfl_xor(a, off));
+  return a;
 }
 
 // Unknown points of a block: (kThreads / G) groups x kQueries.
@@ -138,19 +213,28 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int q = 0; q < kQueries; ++q) bound[q] = inf;
   int done = 0, next_refresh = 8;
+  const int total_steps = m / kTile * (kTile / G) + (m % kTile + G - 1) / G;  // kBound's steps over all tiles
   for (int base = 0; base < m; base += kTile) {
     const int len = min(kTile, m - base);
     // kBound scans whole steps of G points: the tile's tail is padded with points at infinity, whose distance
     // (+inf, or NaN for a non-finite unknown point) is never taken
     const int padded = kBound ? (len + G - 1) / G * G : len;
     __syncthreads();
-    for (int t = threadIdx.x; t < padded; t += kThreads) {
-      if (t < len) {
-        const float* p = pts + 3 * static_cast<int64_t>(base + t);
-        tile[t] = make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), 0.f);
-      } else {
-        tile[t] = make_float4(inf, inf, inf, 0.f);
+    // kStageUnroll points a thread at a time, all their loads issued before any store (a load per point
+    // clamped into the tile, so none is conditional): one memory round trip per kStageUnroll points instead
+    // of one per point, which at B=1 (one wave, every block staging at once) is time no warp can hide
+    for (int t0 = threadIdx.x; t0 < padded; t0 += kThreads * kStageUnroll) {
+      float4 v[kStageUnroll];
+#pragma unroll
+      for (int u = 0; u < kStageUnroll; ++u) {
+        const int t = t0 + u * kThreads;
+        const float* p = pts + 3 * static_cast<int64_t>(base + min(t, len - 1));
+        v[u] = make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), 0.f);
+        if (t >= len) v[u] = make_float4(inf, inf, inf, 0.f);
       }
+#pragma unroll
+      for (int u = 0; u < kStageUnroll; ++u)
+        if (t0 + u * kThreads < padded) tile[t0 + u * kThreads] = v[u];
     }
     __syncthreads();
     if constexpr (!kBound) {
@@ -169,50 +253,45 @@ __global__ void __launch_bounds__(kThreads)
         for (; s < s_end; ++s) {
           const int t = s * G + g;
           const float4 p = tile[t];
+          // the four distances first, then one branch for the step's inserts: the common step (no lane takes a
+          // point) is one uniform branch instead of four divergent ones (H100, B=1: 0.0268 -> 0.0264 ms held,
+          // B=8 0.319 -> 0.294)
+          float d[kQueries];
+          bool hit = false;
 #pragma unroll
           for (int q = 0; q < kQueries; ++q) {
-            const float d = cuda::dist2(p.x, p.y, p.z, ux[q], uy[q], uz[q]);
-            if (d < bound[q]) {  // bound[q] <= best[q].d3
-              insert_below(best[q], d, base + t);
-              bound[q] = fminf(bound[q], best[q].d3);
+            d[q] = cuda::dist2(p.x, p.y, p.z, ux[q], uy[q], uz[q]);
+            hit |= d[q] < bound[q];
+          }
+          if (hit) {
+#pragma unroll
+            for (int q = 0; q < kQueries; ++q) {
+              if (d[q] < bound[q]) {  // bound[q] <= best[q].d3
+                insert_below(best[q], d[q], base + t);
+                bound[q] = fminf(bound[q], best[q].d3);
+              }
             }
           }
         }
-        if (done == next_refresh) {  // the same on every lane: the whole warp shuffles
+        // the same on every lane: the whole warp shuffles (none after the last step, where no point is left)
+        if (done == next_refresh && done < total_steps) {
           next_refresh *= 2;
-#pragma unroll
-          for (int q = 0; q < kQueries; ++q)
-            bound[q] = fminf(bound[q], group_third<G>(best[q].d1, best[q].d2, best[q].d3));
+          refresh_bounds<G>(best, bound);
         }
       }
     }
   }
-#pragma unroll
-  for (int q = 0; q < kQueries; ++q) {
-#pragma unroll
-    for (int off = G / 2; off >= 1; off >>= 1) {
-      Top3 other;
-      other.d1 = __shfl_xor_sync(0xffffffffu, best[q].d1, off);
-      other.d2 = __shfl_xor_sync(0xffffffffu, best[q].d2, off);
-      other.d3 = __shfl_xor_sync(0xffffffffu, best[q].d3, off);
-      other.i1 = __shfl_xor_sync(0xffffffffu, best[q].i1, off);
-      other.i2 = __shfl_xor_sync(0xffffffffu, best[q].i2, off);
-      other.i3 = __shfl_xor_sync(0xffffffffu, best[q].i3, off);
-      best[q] = merge(best[q], other);
-    }
-  }
-  // The group's thread q writes unknown point j0 + q (all of them hold the merged lists).
-#pragma unroll
-  for (int q = 0; q < kQueries; ++q) {
-    if (g == q % G && j0 + q < n) {
-      const int64_t u = static_cast<int64_t>(b) * n + j0 + q;
-      dist2[3 * u] = best[q].d1;
-      dist2[3 * u + 1] = best[q].d2;
-      dist2[3 * u + 2] = best[q].d3;
-      idx[3 * u] = best[q].i1;
-      idx[3 * u + 1] = best[q].i2;
-      idx[3 * u + 2] = best[q].i3;
-    }
+  // Lanes g with g % (G/4) == 0 write the merged list they hold (one query each).
+  const Top3 merged = merge_group<G>(best);
+  const int q = query_of_lane<G>(g);
+  if (g % (G / 4) == 0 && j0 + q < n) {
+    const int64_t u = static_cast<int64_t>(b) * n + j0 + q;
+    dist2[3 * u] = merged.d1;
+    dist2[3 * u + 1] = merged.d2;
+    dist2[3 * u + 2] = merged.d3;
+    idx[3 * u] = merged.i1;
+    idx[3 * u + 1] = merged.i2;
+    idx[3 * u + 2] = merged.i3;
   }
 }
 
