@@ -4,6 +4,11 @@
 #   here:  bash benchmarks/gpu/run-native.sh --pack [BUILD_DIR]      (default /tmp/ops-cuda, a CMake build with
 #          -DPVN3D_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90) -> .gpuwork/native/
 #   there: SAN="gather_points three_interpolate" bash benchmarks/gpu/run-native.sh
+# Two builds side by side: also pack the one to compare against (its library only; the tests and the bench of
+# the first build run over it) with
+#   here:  bash benchmarks/gpu/run-native.sh --pack-base BASE_BUILD_DIR            -> .gpuwork/native-base/
+# and the run adds AB_ROUNDS (default 3) interleaved rounds of AB_OPS (default "ThreeNN GatherPoints
+# GroupPoints"), base then this build, in $OUT/ab-rounds.txt. Carry .gpuwork (about 5 MB a build).
 # The native tests also run with each kernel choice forced (PVN3D_THREE_INTERPOLATE, PVN3D_GATHER).
 # Writes to $OUT: native-ctest.txt (each test binary's summary), host-launch.txt (pvn3d_bench_cuda --host: the
 # launchers' host time per call, beside empty kernels' launch floor, also as inside a model's run), bench-cuda.txt
@@ -23,6 +28,13 @@ if [ "${1:-}" = "--pack" ]; then
   cp -L "$build"/libpvn3d_ops.so.0 "$build"/libpvn3d_ops_baseline.so "$build"/libpvn3d_ops_x86_64_v3.so "$d"/
   bash "$top/cuda-ops/tests/fetch_bunny.sh" "$d" > /dev/null
   du -sh "$d"; exit 0
+fi
+if [ "${1:-}" = "--pack-base" ]; then
+  set -e
+  [ -f "${2:-}/libpvn3d_ops.so.0" ] || { echo "run-native: --pack-base needs a build folder with libpvn3d_ops.so.0" >&2; exit 1; }
+  rm -rf "$d-base"; mkdir -p "$d-base"
+  cp -L "$2/libpvn3d_ops.so.0" "$d-base/"
+  echo "$d-base: the library of $2"; exit 0
 fi
 [ -x "$d/pvn3d_bench_cuda" ] || { echo "run-native: nothing in $d (run --pack here and carry .gpuwork/native)" >&2; exit 1; }
 export LD_LIBRARY_PATH=$d:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -53,6 +65,18 @@ echo "native tests: $(grep -c '^== .* exit 0$' "$OUT/native-ctest.txt") passed, 
 for k in direct staged direct1 direct2 direct4 direct8; do
   echo "== PVN3D_GATHER=$k"; PVN3D_GATHER=$k "$d/pvn3d_bench_cuda" --only GatherPoints; PVN3D_GATHER=$k "$d/pvn3d_bench_cuda" --only GroupPoints
 done > "$OUT/bench-gather-forced.txt" 2>&1
+# base against this build, interleaved (the same bench binary over each library)
+if [ -f "$d-base/libpvn3d_ops.so.0" ]; then
+  for r in $(seq "${AB_ROUNDS:-3}"); do
+    for lib in "$d-base" "$d"; do
+      echo "== $(basename "$lib") round $r"
+      for op in ${AB_OPS:-ThreeNN GatherPoints GroupPoints}; do
+        LD_LIBRARY_PATH=$lib:/usr/local/cuda/lib64 "$d/pvn3d_bench_cuda" --only "$op" | sed 's/  */ /g'
+      done
+    done
+  done > "$OUT/ab-rounds.txt" 2>&1
+  echo "ab rounds: $(grep -c '^== ' "$OUT/ab-rounds.txt") in $OUT/ab-rounds.txt"
+fi
 for t in ${SAN:-}; do
   for tool in memcheck racecheck; do
     timeout "${SAN_LIMIT:-150}" /usr/local/cuda/bin/compute-sanitizer --tool $tool --error-exitcode 9 "$d/pvn3d_test_$t" \
