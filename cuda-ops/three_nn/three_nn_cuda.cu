@@ -101,8 +101,8 @@ __device__ __forceinline__ void merge_distances(float& a1, float& a2, float& a3,
   a3 = c3;
 }
 
-// Where a group's four lists end up after split_quarters: lane g of the group holds query
-// 2 * (g & G/2 ? 1 : 0) + (g & G/4 ? 1 : 0); the lane of the group holding query q.
+// Where a group's four lists end up after the reduce-scatters below (refresh_bounds, merge_group): lane g of
+// the group holds query 2 * (g & G/2 ? 1 : 0) + (g & G/4 ? 1 : 0); lane_of_query is the first lane holding q.
 template <int G>
 __device__ __forceinline__ int query_of_lane(int g) { return ((g & (G / 2)) ? 2 : 0) + ((g & (G / 4)) ? 1 : 0); }
 template <int G>
