@@ -54,7 +54,10 @@ void compare_three_nn(const std::vector<float>& u, const std::vector<float>& k, 
 TEST(three_nn_vs_reference) {
   Rng rng(9);
   struct Case { int64_t B, n, m; };
-  for (const Case& c : {Case{1, 100, 3}, Case{1, 1000, 200}, Case{2, 3000, 700}, Case{3, 257, 129}, Case{1, 50, 5000}}) {
+  // The kernel's chunks of 4096 known points and blocks of 32 (three_nn_cpu.cpp): one and two chunks, a last
+  // chunk of fewer than three blocks (4100), fewer than three blocks in all (3, 64), three blocks (96).
+  for (const Case& c : {Case{1, 100, 3}, Case{1, 1000, 200}, Case{2, 3000, 700}, Case{3, 257, 129}, Case{1, 50, 5000},
+                        Case{2, 64, 4100}, Case{1, 300, 64}, Case{2, 300, 96}}) {
     const auto unknown = testdata::random_cloud(rng, c.B, c.n, 0.f, 0.5f);
     const auto known = testdata::random_cloud(rng, c.B, c.m, 0.f, 0.5f);
     std::vector<float> wd;
@@ -82,6 +85,18 @@ TEST(three_nn_ties_and_sizes) {
   nn3({0, 0, 0}, {3, 0, 0, 2, 0, 0, 1, 0, 0}, 1, 1, 3, &d, &i);
   same_values("m = 3 idx", i, std::vector<int64_t>{2, 1, 0});
   same_values("m = 3 dist2", d, std::vector<float>{1, 4, 9});
+  // Many exact ties, also at the bound the kernel takes from its blocks' minima: a lattice of duplicates
+  // (12 distinct points, each 50 times over 600 known points), against the naive reference.
+  std::vector<float> lattice;
+  for (int p = 0; p < 600; ++p) lattice.insert(lattice.end(), {float(p % 4) * 0.25f, float(p % 3) * 0.25f, 0.f});
+  Rng rng(10);
+  const auto probes = testdata::random_cloud(rng, 1, 200, 0.f, 0.75f);
+  std::vector<float> wd;
+  std::vector<int64_t> wi;
+  ref::three_nn(probes, lattice, 1, 200, 600, &wd, &wi);
+  nn3(probes, lattice, 1, 200, 600, &d, &i);
+  same_values("lattice ties idx", i, wi);
+  same_values("lattice ties dist2", d, wd);
   float p[9] = {0};
   int64_t idx[3];
   CHECK(pvn3d_three_nn_cpu(1, 1, 2, p, p, p, idx) == PVN3D_ERR_INVALID_ARGUMENT &&
