@@ -7,7 +7,7 @@
 #include "three_nn.h"
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -44,6 +44,15 @@ inline void insert3(float dk, int64_t k, float (&b)[3], int64_t (&i)[3]) {
 // float one does not without -ffast-math).
 inline uint32_t distance_bits(float f) { return static_cast<uint32_t>(float_bits(f)); }
 
+constexpr int64_t kBlock = 32, kChunk = 4096;
+
+// The caller's scratch, kept across the points of a range (16.5 KB: on the stack once a range, not once a
+// point, which paid the stack's page probes every call).
+struct Scratch {
+  float d[kChunk];
+  uint32_t low[kChunk / kBlock];
+};
+
 // The three nearest of the m known points (xs, ys, zs) to (ux, uy, uz): squared distances in dist2[0..3),
 // indices in idx[0..3), nearest first, the lowest index on ties (the result of scanning in index order with
 // strict `<`, which keeps the three lexicographically smallest (distance, index) pairs; NaN never enters).
@@ -55,15 +64,6 @@ inline uint32_t distance_bits(float f) { return static_cast<uint32_t>(float_bits
 //     bit mask: the same three as inserting every point.
 // The one-pass scan before spent most of its time on branches it could not predict (whether a block held a
 // candidate, which point entered). Cloned for AVX2 and AVX-512 (cpu_clones.h).
-constexpr int64_t kBlock = 32, kChunk = 4096;
-
-// The caller's scratch, kept across the points of a range (16.5 KB: on the stack once a range, not once a
-// point, which paid the stack's page probes every call).
-struct Scratch {
-  float d[kChunk];
-  uint32_t low[kChunk / kBlock];
-};
-
 PVN3D_CPU_CLONES void nearest3(const float* __restrict__ xs, const float* __restrict__ ys, const float* __restrict__ zs,
                                int64_t m, float ux, float uy, float uz, Scratch& scratch, float* dist2, int64_t* idx) {
   float* __restrict__ d = scratch.d;
