@@ -18,39 +18,6 @@ struct SmemCache {
 };
 SmemCache g_smem[kMaxDevices];
 
-// The indices of V consecutive positions starting at flat position ipos (V = 4: two 16-byte loads; idx + ipos
-// 16-byte aligned), each checked against [0, N): ok[e] false for a bad one, whose at[e] is then 0 (an element
-// in bounds to read, the output written 0). A bad index is reported when `report` (one of the threads or
-// blocks that read the same index).
-template <int V>
-struct IndexUnit {
-  int64_t at[V];
-  bool ok[V];
-};
-template <int V>
-__device__ __forceinline__ IndexUnit<V> load_checked_indices(const int64_t* __restrict__ idx, int64_t ipos, int64_t N,
-                                                            bool report, int64_t* index_error) {
-  IndexUnit<V> u;
-  int64_t v[V];
-  if constexpr (V == 4) {
-    const longlong2 lo = __ldg(reinterpret_cast<const longlong2*>(idx + ipos));
-    const longlong2 hi = __ldg(reinterpret_cast<const longlong2*>(idx + ipos + 2));
-    v[0] = lo.x;
-    v[V > 1 ? 1 : 0] = lo.y;
-    v[V > 2 ? 2 : 0] = hi.x;
-    v[V > 3 ? 3 : 0] = hi.y;
-  } else {
-    v[0] = __ldg(idx + ipos);
-  }
-#pragma unroll
-  for (int e = 0; e < V; ++e) {
-    u.ok[e] = index_ok(v[e], N);
-    if (!u.ok[e] && report) record_bad_index(index_error, ipos + e, v[e]);
-    u.at[e] = u.ok[e] ? v[e] : 0;
-  }
-  return u;
-}
-
 // CH channels a thread (8, 4, 2 or 1): fewer when the grid would otherwise leave SMs idle (direct_channels).
 // V positions a thread: 4 (P % 4 == 0, idx and out 16-byte aligned: two 16-byte index loads, all 4 x CH
 // feature loads in flight before one float4 store per channel) or 1. The grid's y covers the chunks of CH
@@ -66,8 +33,25 @@ __global__ void __launch_bounds__(kGatherThreads)
   const int64_t chunks = (C + CH - 1) / CH;
   for (int64_t b = blockIdx.z; b < B; b += gridDim.z) {
     const int64_t ipos = b * P + p;
-    // one report per position: the chunk holding channel 0 makes it (every chunk reads the same index)
-    const IndexUnit<V> u = load_checked_indices<V>(idx, ipos, N, blockIdx.y == 0, index_error);
+    int64_t v[V];
+    bool ok[V];
+    if constexpr (V == 4) {
+      const longlong2 lo = __ldg(reinterpret_cast<const longlong2*>(idx + ipos));
+      const longlong2 hi = __ldg(reinterpret_cast<const longlong2*>(idx + ipos + 2));
+      v[0] = lo.x;
+      v[V > 1 ? 1 : 0] = lo.y;
+      v[V > 2 ? 2 : 0] = hi.x;
+      v[V > 3 ? 3 : 0] = hi.y;
+    } else {
+      v[0] = __ldg(idx + ipos);
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      ok[e] = index_ok(v[e], N);
+      // one report per position: the chunk holding channel 0 makes it (every chunk reads the same index)
+      if (!ok[e] && blockIdx.y == 0) record_bad_index(index_error, ipos + e, v[e]);
+      if (!ok[e]) v[e] = 0;  // read an element in bounds, write 0
+    }
     for (int64_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
       const int64_t c0 = chunk * CH;
       const float* f = features + (b * C + c0) * N;
@@ -77,7 +61,7 @@ __global__ void __launch_bounds__(kGatherThreads)
 #pragma unroll
       for (int k = 0; k < CH; ++k)
 #pragma unroll
-        for (int e = 0; e < V; ++e) vals[k][e] = (k < nc && u.ok[e]) ? __ldg(f + k * N + u.at[e]) : 0.f;
+        for (int e = 0; e < V; ++e) vals[k][e] = (k < nc && ok[e]) ? __ldg(f + k * N + v[e]) : 0.f;
 #pragma unroll
       for (int k = 0; k < CH; ++k) {
         if (k >= nc) continue;
@@ -113,26 +97,31 @@ __global__ void __launch_bounds__(kStagedThreads, 2)
     const int nc = static_cast<int>(C - c0 < rows ? C - c0 : rows);
     __syncthreads();  // every thread is done with the previous (b, chunk)'s rows
     stage_rows_issue(staged, features + (b * C + c0) * N, nc * N);
-    // Indices one unit ahead: this thread's first unit's are loaded while the rows are in flight, and each
-    // next unit's while the current one's are gathered, so no index round trip waits on the staging or on
-    // a previous unit (a launch of one unit a thread is two round trips, not three).
-    const int work = units * share;
-    auto indices_of = [&](int u) {
-      return load_checked_indices<V>(idx, b * P + p0 + static_cast<int64_t>(u % units) * V, N, u < units,
-                                     index_error);
-    };
-    IndexUnit<V> next;
-    if (static_cast<int>(threadIdx.x) < work) next = indices_of(threadIdx.x);
     stage_rows_wait();
     __syncthreads();
-    for (int u = threadIdx.x; u < work; u += blockDim.x) {
+    for (int u = threadIdx.x; u < units * share; u += blockDim.x) {
       const int q = u % units, r0 = u / units;
       const int64_t p = p0 + static_cast<int64_t>(q) * V;
-      const IndexUnit<V> ix = next;
-      if (u + static_cast<int>(blockDim.x) < work) next = indices_of(u + blockDim.x);
+      const int64_t ipos = b * P + p;
       int at[V];
+      bool ok[V];
+      int64_t v[V];
+      if (V == 4) {
+        const longlong2 lo = __ldg(reinterpret_cast<const longlong2*>(idx + ipos));
+        const longlong2 hi = __ldg(reinterpret_cast<const longlong2*>(idx + ipos + 2));
+        v[0] = lo.x;
+        v[V > 1 ? 1 : 0] = lo.y;
+        v[V > 2 ? 2 : 0] = hi.x;
+        v[V > 3 ? 3 : 0] = hi.y;
+      } else {
+        v[0] = __ldg(idx + ipos);
+      }
 #pragma unroll
-      for (int e = 0; e < V; ++e) at[e] = static_cast<int>(ix.at[e]);
+      for (int e = 0; e < V; ++e) {
+        ok[e] = index_ok(v[e], N);
+        at[e] = ok[e] ? static_cast<int>(v[e]) : 0;
+        if (!ok[e] && r0 == 0) record_bad_index(index_error, ipos + e, v[e]);
+      }
       for (int k = r0; k < nc; k += share) {
         const float* row = staged + k * N;
         float* o = out + (b * C + c0 + k) * P + p;
@@ -140,14 +129,14 @@ __global__ void __launch_bounds__(kStagedThreads, 2)
           // Branch-free: a bad position reads row[0] (in bounds) and gives 0.
           const float x = row[at[0]], y = row[at[V > 1 ? 1 : 0]], z = row[at[V > 2 ? 2 : 0]], w = row[at[V > 3 ? 3 : 0]];
           float4 r;
-          r.x = ix.ok[0] ? x : 0.f;
-          r.y = ix.ok[V > 1 ? 1 : 0] ? y : 0.f;
-          r.z = ix.ok[V > 2 ? 2 : 0] ? z : 0.f;
-          r.w = ix.ok[V > 3 ? 3 : 0] ? w : 0.f;
+          r.x = ok[0] ? x : 0.f;
+          r.y = ok[V > 1 ? 1 : 0] ? y : 0.f;
+          r.z = ok[V > 2 ? 2 : 0] ? z : 0.f;
+          r.w = ok[V > 3 ? 3 : 0] ? w : 0.f;
           __stcs(reinterpret_cast<float4*>(o), r);  // streaming: the output is not read back here
         } else {
           const float x = row[at[0]];
-          *o = ix.ok[0] ? x : 0.f;
+          *o = ok[0] ? x : 0.f;
         }
       }
     }
