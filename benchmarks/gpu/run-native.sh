@@ -13,8 +13,8 @@
 # Writes to $OUT: native-ctest.txt (each test binary's summary), host-launch.txt (pvn3d_bench_cuda --host: the
 # launchers' host time per call, beside empty kernels' launch floor, also as inside a model's run), bench-cuda.txt
 # (kernel timings), bench-gather-forced.txt (GatherPoints and GroupPoints with PVN3D_GATHER=direct and =staged),
-# and with SAN="op ..." sanitizer-OP-TOOL.txt
-# (compute-sanitizer memcheck and racecheck of pvn3d_test_OP, SAN_LIMIT seconds each, default 150).
+# and with SAN="op ..." sanitizers.tgz (sanitizer-OP-TOOL.txt: compute-sanitizer memcheck and racecheck of
+# pvn3d_test_OP, SAN_LIMIT seconds each, default 150) and sanitizer-summary.txt (their summary lines).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 d=$top/.gpuwork/native
@@ -77,11 +77,16 @@ if [ -f "$d-base/libpvn3d_ops.so.0" ]; then
   done > "$OUT/ab-rounds.txt" 2>&1
   echo "ab rounds: $(grep -c '^== ' "$OUT/ab-rounds.txt") in $OUT/ab-rounds.txt"
 fi
-for t in ${SAN:-}; do
-  for tool in memcheck racecheck; do
-    timeout "${SAN_LIMIT:-150}" /usr/local/cuda/bin/compute-sanitizer --tool $tool --error-exitcode 9 "$d/pvn3d_test_$t" \
-      > "$OUT/sanitizer-$t-$tool.txt" 2>&1
-    echo "sanitizer $t $tool exit $? (124: out of time): $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer-$t-$tool.txt" | tail -1)"
-  done
-done
+if [ -n "${SAN:-}" ]; then
+  for t in $SAN; do
+    for tool in memcheck racecheck; do
+      timeout "${SAN_LIMIT:-150}" /usr/local/cuda/bin/compute-sanitizer --tool $tool --error-exitcode 9 "$d/pvn3d_test_$t" \
+        > "$OUT/sanitizer-$t-$tool.txt" 2>&1
+      echo "sanitizer $t $tool exit $? (124: out of time): $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer-$t-$tool.txt" | tail -1)"
+    done
+  done | tee "$OUT/sanitizer-summary.txt"
+  # The device tool brings back at most 8 files from $OUT: the sanitizers' reports go back as one archive.
+  (cd "$OUT" && tar czf sanitizers.tgz sanitizer-*-memcheck.txt sanitizer-*-racecheck.txt &&
+    rm -f sanitizer-*-memcheck.txt sanitizer-*-racecheck.txt)
+fi
 [ $fails = 0 ]
