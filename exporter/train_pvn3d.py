@@ -410,7 +410,14 @@ def append_jsonl(path, rec):
 
 
 def plot_curves(out_dir):
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:  # the curves are a picture of log.jsonl and val.jsonl: a run goes on without them
+        if not getattr(plot_curves, "warned", False):
+            print("train_pvn3d: no matplotlib (apt-get install python3-matplotlib): curves.png not drawn",
+                  file=sys.stderr, flush=True)
+            plot_curves.warned = True
+        return
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     tr = read_jsonl(os.path.join(out_dir, "log.jsonl"))
