@@ -299,6 +299,24 @@ class Training(unittest.TestCase):
         with self.assertRaises(SystemExit):
             T.main(_argv(out, "--resume", "auto", "--width", "small"))
 
+    def test_a_run_without_matplotlib_goes_on_without_curves(self):
+        import contextlib
+        import io
+        from unittest import mock
+        out = os.path.join(self.tmp, "nomatplotlib")
+        err = io.StringIO()
+        # None in sys.modules makes `import matplotlib` raise ImportError, as on a machine without it
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(mock.patch.dict(sys.modules, {"matplotlib": None}))
+            stack.enter_context(mock.patch.object(T.plot_curves, "warned", False, create=True))
+            stack.enter_context(contextlib.redirect_stderr(err))
+            tr = T.main(_argv(out, "--stop-after", "2"))  # validates at step 2 and stops: two plot_curves calls
+        self.assertEqual(tr.step, 2)
+        self.assertFalse(os.path.exists(os.path.join(out, "curves.png")))
+        for name in ("log.jsonl", "val.jsonl", "last.pt", "state_dict.pt"):
+            self.assertTrue(os.path.getsize(os.path.join(out, name)) > 0, name)
+        self.assertEqual(err.getvalue().count("no matplotlib"), 1, err.getvalue())  # one warning a process
+
     def test_time_limit_stops_and_saves(self):
         out = os.path.join(self.tmp, "tl")
         tr = T.main(_argv(out, "--time-limit", "1", "--steps", "1000"))
